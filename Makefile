@@ -1,0 +1,71 @@
+# Steel and Silicon — build and test. `make book` and `make test` are the two commands a fresh machine needs.
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.installed-stamp
+NODE_STAMP := node_modules/.installed-stamp
+PYTEST := $(PY) -m pytest -p no:cacheprovider
+BUILD_FLAGS := -W -n --keep-going
+PORT ?= 8000
+
+.PHONY: help book test test-unit test-nbval test-build test-browser lab serve execute assets lock clean
+
+help:
+	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict)"
+	@echo "make test   - unit, property and doctests; nbval over every chapter; strict build; browser checks"
+	@echo "make lab    - JupyterLab on the chapters"
+	@echo "make serve  - serve _build/html on http://127.0.0.1:$(PORT)"
+
+$(VENV_STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+_site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py
+	$(PY) tools/vendor_assets.py
+
+assets: $(VENV_STAMP) _site_assets/widgets_shim.js
+
+# The site build precomputes every explorable view (CHIPCHAIN_STATIC=1) so sliders work without a kernel.
+book: assets
+	rm -rf _build/html _build/.doctrees
+	CHIPCHAIN_STATIC=1 MPLBACKEND=Agg .venv/bin/jupyter-book build . $(BUILD_FLAGS)
+
+test-unit: $(VENV_STAMP)
+	$(PYTEST) -q -n 2 --dist loadfile tests lib/chipchain --ignore=tests/browser
+
+test-nbval: $(VENV_STAMP)
+	MPLBACKEND=Agg $(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
+
+test-build: book
+
+test-browser: $(VENV_STAMP)
+	$(PYTEST) -q tests/browser
+
+test: assets
+	$(MAKE) test-unit
+	$(MAKE) test-nbval
+	$(MAKE) test-build
+	$(MAKE) test-browser
+
+# Re-execute the committed notebooks in place (live widgets, light outputs) after editing a chapter.
+execute: $(VENV_STAMP)
+	for nb in chapters/*.ipynb; do MPLBACKEND=Agg .venv/bin/jupyter execute --inplace "$$nb" || exit 1; done
+
+lab: $(VENV_STAMP)
+	.venv/bin/jupyter lab chapters
+
+serve:
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+lock: $(VENV_STAMP)
+	{ echo "# Exact pins for the book, its build and its tests (pip freeze on Python 3.11). Update with: make lock"; \
+	  $(PY) -m pip freeze --exclude-editable | grep -v '^chipchain'; } > requirements.lock
+
+clean:
+	rm -rf _build _site_assets

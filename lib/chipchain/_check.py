@@ -1,0 +1,76 @@
+"""Input validation shared by every public function.
+
+Each checker returns the value (converted where that is harmless, e.g. an int to a float) or raises a
+``ValueError`` whose message names the argument and the offending value. Bool is rejected where a number is
+expected: ``True`` is an int in Python, but a flag passed as a GPU count is a bug, not a count of one.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability"]
+
+
+def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
+    """Return ``value`` as a float after checking it is a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{name} must not be NaN")
+    if math.isinf(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if not allow_negative and v < 0:
+        raise ValueError(f"{name} must not be negative, got {value!r}")
+    if not allow_zero and v == 0:
+        raise ValueError(f"{name} must be greater than zero, got {value!r}")
+    return v
+
+
+def positive(name: str, value) -> float:
+    """A finite real number > 0."""
+    return number(name, value, allow_zero=False)
+
+
+def nonnegative(name: str, value) -> float:
+    """A finite real number ≥ 0."""
+    return number(name, value)
+
+
+def fraction(name: str, value, *, allow_zero: bool = False) -> float:
+    """A finite number in (0, 1] (or [0, 1] with ``allow_zero``): utilisations, efficiencies."""
+    v = number(name, value, allow_zero=allow_zero)
+    if v > 1:
+        raise ValueError(f"{name} must be at most 1 (a fraction, not a percentage), got {value!r}")
+    return v
+
+
+def probability(name: str, value) -> float:
+    """A finite number in [0, 1]."""
+    return fraction(name, value, allow_zero=True)
+
+
+def integer(name: str, value, *, minimum: int = 1) -> int:
+    """An integer ≥ ``minimum`` (bool rejected; integral floats such as 8.0 accepted)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if v < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    return v
+
+
+def choice(name: str, value, options) -> str:
+    """One of a fixed set of strings (case-insensitive); the message lists the options."""
+    opts = list(options)
+    if isinstance(value, str):
+        for o in opts:
+            if value.lower() == str(o).lower():
+                return o
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, opts))}; got {value!r}")

@@ -1,0 +1,163 @@
+"""Training compute: how many FLOPs, how long, how many GPU-hours, how much money.
+
+* ``C = 6·N·D`` (Kaplan et al. 2020): about 6 FLOPs per parameter per training token — 2 in the forward pass,
+  4 in the backward pass — for a dense transformer, ignoring attention's sequence-length term.
+* Narayanan et al. 2021, Eq. 3: FLOPs per iteration of a GPT model *with* full activation recomputation
+  ``F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))``.
+* Model FLOPs utilisation (MFU, Chowdhery et al. 2022): achieved model FLOP/s divided by peak.
+
+>>> fmt = lambda x: f"{x:.2g}"
+>>> fmt(training_flops(175e9, 2e12))
+'2.1e+24'
+"""
+from __future__ import annotations
+
+from . import _check
+from .units import DAY, HOUR
+
+__all__ = [
+    "training_flops", "transformer_params", "megatron_flops_per_iteration", "training_time", "gpu_hours",
+    "gpus_needed", "mfu", "cost", "megatron_training_time", "days",
+]
+
+
+def training_flops(params, tokens, flops_per_param_token=6.0) -> float:
+    """C = k·N·D with k = 6 by default (Kaplan et al. 2020, Sec. 2.1).
+
+    ``params`` N (count), ``tokens`` D (count); result in FLOPs.
+
+    >>> training_flops(175e9, 2e12)
+    2.1e+24
+    >>> training_flops(7e9, 2e12)
+    8.4e+22
+    """
+    return (_check.positive("flops_per_param_token", flops_per_param_token)
+            * _check.positive("params", params) * _check.positive("tokens", tokens))
+
+
+def transformer_params(layers, hidden, vocab=0, seq=0) -> float:
+    """Parameters of a GPT-style decoder: 12·l·h² (attention 4h², MLP 8h², biases and norms ignored) + V·h
+    (tied embedding) + s·h (learned positions).
+
+    GPT-3 175B: 96 layers, h = 12,288, V = 50,257, s = 2,048 (Brown et al. 2020, Table 2.1):
+
+    >>> round(transformer_params(96, 12288, 50257, 2048) / 1e9, 1)
+    174.6
+    """
+    l = _check.integer("layers", layers)
+    h = _check.integer("hidden", hidden)
+    v = _check.integer("vocab", vocab, minimum=0)
+    s = _check.integer("seq", seq, minimum=0)
+    return 12.0 * l * h * h + v * h + s * h
+
+
+def megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=True) -> float:
+    """FLOPs of one training iteration of a GPT model (Narayanan et al. 2021, Eq. 3).
+
+    F = 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with full activation recomputation (an extra forward pass);
+    without it the leading factor is 72 instead of 96. Units: counts in, FLOPs out.
+
+    GPT-3 175B, batch 1,536, seq 2,048 (the paper's Table 1 setting):
+
+    >>> f"{megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200):.3e}"
+    '4.511e+18'
+    """
+    b = _check.integer("batch", batch)
+    s = _check.integer("seq", seq)
+    l = _check.integer("layers", layers)
+    h = _check.integer("hidden", hidden)
+    v = _check.integer("vocab", vocab)
+    if not isinstance(recompute, bool):
+        raise ValueError(f"recompute must be True or False, got {recompute!r}")
+    lead = 96.0 if recompute else 72.0
+    return lead * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+
+
+def training_time(flops, n_gpus, peak_flops_per_gpu, mfu) -> float:
+    """Wall-clock seconds: T = C / (n · peak · MFU).
+
+    ``flops`` total FLOPs; ``n_gpus`` count; ``peak_flops_per_gpu`` FLOP/s; ``mfu`` a fraction in (0, 1].
+    The running example (2.1e24 FLOPs on 1,024 A100 at 3e14 FLOP/s, 50 % utilisation):
+
+    >>> round(training_time(2.1e24, 1024, 3e14, 0.5) / 86400, 1)
+    158.2
+    """
+    c = _check.positive("flops", flops)
+    n = _check.integer("n_gpus", n_gpus)
+    return c / (n * _check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu))
+
+
+def gpu_hours(flops, peak_flops_per_gpu, mfu) -> float:
+    """GPU-hours = C / (peak · MFU) / 3600 — independent of how many GPUs share the work.
+
+    Seed 002's worked example, 70B × 10T tokens on H100 (989.4 TFLOP/s BF16 dense) at 40 % MFU:
+
+    >>> round(gpu_hours(training_flops(70e9, 10e12), 989.4e12, 0.4) / 1e6, 2)
+    2.95
+    """
+    c = _check.positive("flops", flops)
+    return c / (_check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu)) / HOUR
+
+
+def gpus_needed(flops, peak_flops_per_gpu, mfu, seconds) -> float:
+    """GPUs needed to finish ``flops`` in ``seconds``: n = C / (peak · MFU · T) (not rounded up).
+
+    Seed 004's 7B model on 2T tokens in 30 days on RTX 3090s (35.6 TFLOP/s) at 40 % MFU:
+
+    >>> round(gpus_needed(training_flops(7e9, 2e12), 35.6e12, 0.4, 30 * 86400))
+    2276
+    """
+    c = _check.positive("flops", flops)
+    return c / (_check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu)
+                * _check.positive("seconds", seconds))
+
+
+def mfu(achieved_flops_per_gpu, peak) -> float:
+    """Model FLOPs utilisation = achieved model FLOP/s per GPU ÷ peak FLOP/s (Chowdhery et al. 2022).
+
+    Llama 3 405B on 16,384 H100: 400 TFLOP/s per GPU against 989.4 peak (Dubey et al. 2024, Table 4):
+
+    >>> round(mfu(400e12, 989.4e12), 3)
+    0.404
+    """
+    a = _check.nonnegative("achieved_flops_per_gpu", achieved_flops_per_gpu)
+    p = _check.positive("peak", peak)
+    if a > p:
+        raise ValueError(f"achieved_flops_per_gpu ({a:g}) cannot exceed peak ({p:g})")
+    return a / p
+
+
+def cost(gpu_hours_, price_per_gpu_hour) -> float:
+    """Dollars = GPU-hours × price per GPU-hour.
+
+    DeepSeek-V3's 2.788 M H800 GPU-hours at $2 (DeepSeek-AI 2024, Table 1):
+
+    >>> cost(2.788e6, 2.0)
+    5576000.0
+    """
+    return _check.nonnegative("gpu_hours", gpu_hours_) * _check.nonnegative("price_per_gpu_hour",
+                                                                            price_per_gpu_hour)
+
+
+def megatron_training_time(tokens, params, n_gpus, achieved_flops_per_gpu) -> float:
+    """End-to-end training time with recomputation, T ≈ 8·T_tok·P / (n·X) seconds (Narayanan et al. 2021, Eq. 4).
+
+    The factor 8 = 6 (forward and backward) + 2 (the recomputed forward pass). The paper's example: GPT-3 175B on
+    300 B tokens with 1,024 A100 at 140 TFLOP/s each takes about 34 days:
+
+    >>> round(megatron_training_time(300e9, 175e9, 1024, 140e12) / 86400, 1)
+    33.9
+    """
+    t = _check.positive("tokens", tokens)
+    p = _check.positive("params", params)
+    n = _check.integer("n_gpus", n_gpus)
+    return 8.0 * t * p / (n * _check.positive("achieved_flops_per_gpu", achieved_flops_per_gpu))
+
+
+def days(seconds) -> float:
+    """Seconds → days.
+
+    >>> days(86400 * 1.5)
+    1.5
+    """
+    return _check.nonnegative("seconds", seconds) / DAY

@@ -1,0 +1,213 @@
+"""Named constants and one way to print a quantity for people.
+
+Inside chipchain every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar) with decimal
+prefixes: 1 GB = 1e9 bytes, 1 TB/s = 1e12 bytes per second. Names that mean binary prefixes say so (``GiB``).
+Conversions happen only at the edge, here.
+
+Formatters return :class:`Text`, a ``str`` whose ``repr`` is the text itself, so a formatted value can be passed
+straight to myst-nb's ``glue`` and appears in prose without quotes::
+
+    >>> fmt_bytes(2.8e12)
+    2.8 TB
+    >>> fmt_duration(2.36e10)
+    748 years
+"""
+from __future__ import annotations
+
+import math
+
+from . import _check
+
+# --- decimal prefixes -------------------------------------------------------------------------------------------
+KILO, MEGA, GIGA, TERA, PETA, EXA = 1e3, 1e6, 1e9, 1e12, 1e15, 1e18
+KB, MB, GB, TB, PB = KILO, MEGA, GIGA, TERA, PETA
+KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
+TFLOPS = 1e12          #: FLOP/s in one TFLOP/s
+PFLOPS = 1e15
+GBPS = 1e9             #: bytes/s in one GB/s
+Gbit_per_s = 1e9 / 8   #: bytes/s in one gigabit per second (network links are quoted in bits)
+
+# --- time and energy ----------------------------------------------------------------------------------------------
+SECOND, MINUTE, HOUR, DAY = 1.0, 60.0, 3600.0, 86400.0
+YEAR = 365 * DAY       #: a calendar year of 365 days (the sources' convention)
+kWh = 3.6e6            #: joules in one kilowatt-hour
+MWh, GWh = 1e3 * kWh, 1e6 * kWh
+
+#: bytes per element for the number formats the book uses
+BYTES_PER_ELEMENT = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+
+class Text(str):
+    """A string that prints without quotes (its ``repr`` is itself), for myst-nb ``glue``."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def bytes_per_element(dtype: str) -> float:
+    """Bytes one element of ``dtype`` occupies.
+
+    >>> bytes_per_element("bf16")
+    2
+    """
+    key = _check.choice("dtype", dtype, BYTES_PER_ELEMENT)
+    return BYTES_PER_ELEMENT[key]
+
+
+def _sig(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant figures, without scientific notation, trailing zeros dropped."""
+    if x == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(x)))
+    decimals = max(digits - 1 - magnitude, 0)
+    s = f"{x:.{decimals}f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _prefixed(value: float, unit: str, digits: int, steps) -> Text:
+    for factor, prefix in steps:
+        if abs(value) >= factor:
+            return Text(f"{_sig(value / factor, digits)} {prefix}{unit}")
+    return Text(f"{_sig(value, digits)} {unit}")
+
+
+_DECIMAL = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def fmt_sci(x, digits: int = 2) -> Text:
+    """A number in the book's scientific notation: ``2.1e24``.
+
+    >>> fmt_sci(2.1e24)
+    2.1e24
+    >>> fmt_sci(8.4e22, 3)
+    8.4e22
+    """
+    x = _check.number("x", x, allow_negative=True)
+    if x == 0:
+        return Text("0")
+    exp = math.floor(math.log10(abs(x)))
+    mant = round(x / 10**exp, digits - 1)
+    if abs(mant) >= 10:
+        mant, exp = mant / 10, exp + 1
+    return Text(f"{_sig(mant, digits)}e{exp}")
+
+
+def fmt_flops(flops, digits: int = 2) -> Text:
+    """A FLOP count, e.g. ``2.1e24 FLOPs``.
+
+    >>> fmt_flops(2.1e24)
+    2.1e24 FLOPs
+    """
+    return Text(f"{fmt_sci(_check.nonnegative('flops', flops), digits)} FLOPs")
+
+
+def fmt_rate(flops_per_s, digits: int = 3) -> Text:
+    """A throughput in FLOP/s with a decimal prefix: ``989 TFLOP/s``.
+
+    >>> fmt_rate(989.4e12)
+    989 TFLOP/s
+    """
+    return _prefixed(_check.nonnegative("flops_per_s", flops_per_s), "FLOP/s", digits, _DECIMAL)
+
+
+def fmt_bytes(nbytes, digits: int = 2) -> Text:
+    """A size in decimal units: ``2.8 TB``, ``80 GB``.
+
+    >>> fmt_bytes(80e9)
+    80 GB
+    """
+    return _prefixed(_check.nonnegative("nbytes", nbytes), "B", digits, _DECIMAL)
+
+
+def fmt_bandwidth(bytes_per_s, digits: int = 3) -> Text:
+    """A bandwidth in bytes per second: ``3.35 TB/s``.
+
+    >>> fmt_bandwidth(3.35e12)
+    3.35 TB/s
+    """
+    return _prefixed(_check.nonnegative("bytes_per_s", bytes_per_s), "B/s", digits, _DECIMAL)
+
+
+def fmt_power(watts, digits: int = 2) -> Text:
+    """A power: ``700 W``, ``70 MW``.
+
+    >>> fmt_power(7e7)
+    70 MW
+    """
+    return _prefixed(_check.nonnegative("watts", watts), "W", digits, _DECIMAL)
+
+
+def fmt_energy(joules, digits: int = 2) -> Text:
+    """An energy in watt-hours with a prefix: ``50 GWh``.
+
+    >>> fmt_energy(50 * GWh)
+    50 GWh
+    """
+    wh = _check.nonnegative("joules", joules) / 3600.0
+    return _prefixed(wh, "Wh", digits, _DECIMAL)
+
+
+def fmt_duration(seconds, digits: int = 3) -> Text:
+    """A duration in the largest sensible unit: ``82 ms``, ``3.1 hours``, ``158 days``, ``748 years``.
+
+    >>> fmt_duration(0.082)
+    82 ms
+    >>> fmt_duration(158 * DAY)
+    158 days
+    """
+    s = _check.nonnegative("seconds", seconds)
+    for size, name in ((YEAR, "years"), (DAY, "days"), (HOUR, "hours"), (MINUTE, "minutes"), (1.0, "s")):
+        if s >= size:
+            value = s / size
+            text = _sig(value, digits) if value < 100 else f"{value:,.0f}"
+            if name in ("years", "days", "hours", "minutes") and text == "1":
+                name = name[:-1]
+            return Text(f"{text} {name}")
+    if s >= 1e-3:
+        return Text(f"{_sig(s * 1e3, digits)} ms")
+    if s >= 1e-6:
+        return Text(f"{_sig(s * 1e6, digits)} µs")
+    return Text(f"{_sig(s * 1e9, digits)} ns") if s else Text("0 s")
+
+
+def fmt_dollars(dollars, digits: int = 3) -> Text:
+    """Money in US dollars: ``$5.58 M``, ``$25,000``.
+
+    >>> fmt_dollars(5.576e6)
+    $5.58 M
+    """
+    d = _check.number("dollars", dollars, allow_negative=True)
+    sign = "-" if d < 0 else ""
+    d = abs(d)
+    for factor, suffix in ((1e12, " T"), (1e9, " B"), (1e6, " M")):
+        if d >= factor:
+            return Text(f"{sign}${_sig(d / factor, digits)}{suffix}")
+    return Text(f"{sign}${d:,.0f}")
+
+
+def fmt_percent(fraction, digits: int = 2) -> Text:
+    """A fraction as a percentage: ``0.4`` → ``40 %``.
+
+    >>> fmt_percent(0.4)
+    40 %
+    >>> fmt_percent(0.0533, 2)
+    5.3 %
+    """
+    f = _check.number("fraction", fraction, allow_negative=True)
+    return Text(f"{_sig(f * 100, digits)} %")
+
+
+def fmt_number(x, digits: int = 3) -> Text:
+    """A plain number with thousands separators for large values: ``16,896``; ``0.0833``.
+
+    >>> fmt_number(16896)
+    16,896
+    """
+    v = _check.number("x", x, allow_negative=True)
+    if abs(v) >= 1000 and float(v).is_integer():
+        return Text(f"{v:,.0f}")
+    if abs(v) >= 1000:
+        return Text(f"{round(v):,}")
+    return Text(_sig(v, digits))

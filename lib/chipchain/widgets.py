@@ -1,0 +1,351 @@
+"""The one way chapters build explorables: controls over a render function.
+
+A chapter defines (in chipchain, where it can be tested) a function that takes the controls' values as keyword
+arguments and returns HTML (a string; use :mod:`chipchain.plotting`'s SVG charts and :func:`table` for figures and
+tables). :func:`explore` wraps it:
+
+* **In Jupyter** the controls recompute the output on every change.
+* **On the static site** there is no kernel. When the environment variable ``CHIPCHAIN_STATIC=1`` is set (the book
+  build sets it), every combination of control values is rendered in advance into nested ipywidgets ``Stack``s,
+  and each control is linked to the stacks' ``selected_index`` with ``jslink``, which runs in the browser. Moving a
+  slider on the published page switches the visible output, with no server.
+* A render function that raises ``ValueError`` or ``KeyError`` (a bad combination of values) shows that message
+  on one line instead of a traceback.
+
+Controls are discrete on purpose: a slider moves over a list of values, so the static site can precompute them.
+
+>>> ex = explore(lambda n: f"<b>{n * n}</b>", [Slider("n", "n", [1, 2, 3], value=2)], title="Squares")
+>>> ex.render_current()
+'<b>4</b>'
+>>> print(repr(ex).splitlines()[0])
+Explorable 'Squares' — n: 1 … 3 (3 positions)
+"""
+from __future__ import annotations
+
+import html as _html
+import itertools
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+from . import _check
+
+__all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "table", "message", "static_mode",
+           "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict"]
+
+#: the most views one explorable may precompute for the static site
+MAX_STATIC_VIEWS = 400
+#: explorer factories registered with :func:`explorer`, for tests that time every view
+REGISTRY: dict = {}
+
+
+def static_mode() -> bool:
+    """True when building the static site (``CHIPCHAIN_STATIC=1``)."""
+    return os.environ.get("CHIPCHAIN_STATIC", "") not in ("", "0", "false", "False")
+
+
+def _label(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+@dataclass
+class Slider:
+    """A slider over a list of values (numbers or strings), shown with ``fmt`` (a format string or callable)."""
+
+    name: str
+    description: str
+    values: list
+    value: object = None
+    fmt: object = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be a Python identifier, got {self.name!r}")
+        self.values = list(self.values)
+        if len(self.values) < 2:
+            raise ValueError(f"values of slider {self.name!r} must hold at least two values, got {self.values!r}")
+        if self.value is None:
+            self.value = self.values[0]
+        if self.value not in self.values:
+            raise ValueError(f"value {self.value!r} of slider {self.name!r} is not one of its values")
+
+    @property
+    def labels(self) -> list[str]:
+        if self.fmt is None:
+            return [_label(v) for v in self.values]
+        if callable(self.fmt):
+            return [str(self.fmt(v)) for v in self.values]
+        return [format(v, self.fmt) for v in self.values]
+
+    @property
+    def index(self) -> int:
+        return self.values.index(self.value)
+
+    def summary(self) -> str:
+        return f"{self.description}: {self.labels[0]} … {self.labels[-1]} ({len(self.values)} positions)"
+
+    def build(self):
+        import ipywidgets as W
+
+        return W.SelectionSlider(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
+                                 description=self.description, continuous_update=True,
+                                 style={"description_width": "initial"}, layout=W.Layout(width="min(100%, 34em)"))
+
+
+@dataclass
+class Choice:
+    """A drop-down over named options: ``options`` maps the label shown to the value passed."""
+
+    name: str
+    description: str
+    options: dict
+    value: object = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be a Python identifier, got {self.name!r}")
+        if not isinstance(self.options, dict):
+            self.options = {_label(o): o for o in self.options}
+        if len(self.options) < 2:
+            raise ValueError(f"options of choice {self.name!r} must hold at least two entries")
+        self.values = list(self.options.values())
+        if self.value is None:
+            self.value = self.values[0]
+        if self.value not in self.values:
+            raise ValueError(f"value {self.value!r} of choice {self.name!r} is not one of its options")
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.options)
+
+    @property
+    def index(self) -> int:
+        return self.values.index(self.value)
+
+    def summary(self) -> str:
+        return f"{self.description}: {len(self.values)} options"
+
+    def build(self):
+        import ipywidgets as W
+
+        return W.Dropdown(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
+                          description=self.description, style={"description_width": "initial"})
+
+
+@dataclass
+class Toggle:
+    """An on/off switch (two toggle buttons), passing ``False`` or ``True``."""
+
+    name: str
+    description: str
+    value: bool = False
+    labels: list = field(default_factory=lambda: ["off", "on"])
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name must be a Python identifier, got {self.name!r}")
+        if not isinstance(self.value, bool):
+            raise ValueError(f"value of toggle {self.name!r} must be True or False, got {self.value!r}")
+        self.values = [False, True]
+
+    @property
+    def index(self) -> int:
+        return int(self.value)
+
+    def summary(self) -> str:
+        return f"{self.description}: {self.labels[0]}/{self.labels[1]}"
+
+    def build(self):
+        import ipywidgets as W
+
+        return W.ToggleButtons(options=list(zip(self.labels, (0, 1))), index=self.index,
+                               description=self.description, style={"description_width": "initial",
+                                                                     "button_width": "5em"})
+
+
+def message(text: str) -> str:
+    """A one-line notice (used for invalid combinations) as HTML."""
+    return (f'<div class="cc-message" role="status" style="padding:.4em .7em;border-left:4px solid #D55E00;'
+            f'background:#fff4ec">{_html.escape(str(text))}</div>')
+
+
+def table(df, caption: str | None = None, float_format: str = "{:,.3g}") -> str:
+    """A pandas DataFrame as a compact HTML table (numbers formatted with ``float_format``)."""
+    formatters = {c: (lambda v, f=float_format: f.format(v) if isinstance(v, float) else str(v))
+                  for c in df.columns}
+    out = df.to_html(formatters=formatters, border=0, classes="cc-table", escape=True)
+    if caption:
+        out = out.replace('<table', f'<table aria-label="{_html.escape(caption)}"', 1)
+        out = out.replace(">", f"><caption>{_html.escape(caption)}</caption>", 1) if "<caption" not in out else out
+    return out
+
+
+def _svg_label(match) -> str:
+    found = re.search(r'aria-label="([^"]*)"', match.group(0))
+    return f"[chart: {found.group(1)}]" if found else "[chart]"
+
+
+def _plain(html_text: str) -> str:
+    """Readable text of an HTML fragment, for the deterministic text repr that nbval compares."""
+    text = re.sub(r"<svg.*?</svg>", _svg_label, html_text, flags=re.S)
+    text = re.sub(r"<(br|/p|/div|/tr|/li|/h\d|/caption)[^>]*>", "\n", text)
+    text = re.sub(r"</t[dh]>", " | ", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = _html.unescape(text)
+    lines = [re.sub(r"[ \t]+", " ", l).strip(" |") for l in text.splitlines()]
+    return "\n".join(l for l in lines if l)
+
+
+class Explorable:
+    """Controls plus a render function; displays as live widgets (or precomputed stacks on the static site)."""
+
+    def __init__(self, render, controls, title: str = ""):
+        if not callable(render):
+            raise ValueError(f"render must be callable, got {render!r}")
+        controls = list(controls)
+        if not controls:
+            raise ValueError("controls must hold at least one control")
+        names = [c.name for c in controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"control names must be unique, got {names!r}")
+        self.render = render
+        self.controls = controls
+        self.title = str(title)
+        self._widget = None
+
+    # --- rendering -------------------------------------------------------------------------------------------
+    def render_at(self, indices) -> str:
+        """HTML for the control positions ``indices``; bad combinations give a one-line message."""
+        kwargs = {c.name: c.values[i] for c, i in zip(self.controls, indices)}
+        try:
+            out = self.render(**kwargs)
+        except (ValueError, KeyError) as exc:
+            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            return message(f"Not possible: {text}")
+        if not isinstance(out, str):
+            raise TypeError(f"render must return an HTML string, got {type(out).__name__}")
+        return out
+
+    def render_current(self) -> str:
+        return self.render_at([c.index for c in self.controls])
+
+    @property
+    def n_views(self) -> int:
+        return math.prod(len(c.values) for c in self.controls)
+
+    def all_indices(self):
+        return itertools.product(*(range(len(c.values)) for c in self.controls))
+
+    def timings(self) -> dict:
+        """Render every view once; return {indices: seconds} (for the < 50 ms budget test)."""
+        out = {}
+        for idx in self.all_indices():
+            t0 = time.perf_counter()
+            self.render_at(idx)
+            out[idx] = time.perf_counter() - t0
+        return out
+
+    def timings_at(self, indices) -> float:
+        """Seconds to render one view."""
+        t0 = time.perf_counter()
+        self.render_at(indices)
+        return time.perf_counter() - t0
+
+    # --- widgets ---------------------------------------------------------------------------------------------
+    def _header(self):
+        import ipywidgets as W
+
+        return W.HTML(f"<strong>{_html.escape(self.title)}</strong>") if self.title else None
+
+    def _live(self):
+        import ipywidgets as W
+
+        controls = [c.build() for c in self.controls]
+        out = W.HTML(self.render_current())
+
+        def update(_change=None):
+            out.value = self.render_at([w.index for w in controls])
+
+        for w in controls:
+            w.observe(update, names="index")
+        parts = [p for p in (self._header(), *controls, out) if p is not None]
+        return W.VBox(parts, layout=W.Layout(max_width="100%"))
+
+    def _static(self):
+        import ipywidgets as W
+
+        if self.n_views > MAX_STATIC_VIEWS:
+            raise ValueError(f"explorable {self.title!r} has {self.n_views} views; the static site allows at most "
+                             f"{MAX_STATIC_VIEWS} (use fewer slider positions)")
+        controls = [c.build() for c in self.controls]
+        levels = [[] for _ in self.controls]
+
+        def build(depth, prefix):
+            if depth == len(self.controls):
+                return W.HTML(self.render_at(prefix))
+            children = [build(depth + 1, prefix + [i]) for i in range(len(self.controls[depth].values))]
+            stack = W.Stack(children, selected_index=self.controls[depth].index)
+            levels[depth].append(stack)
+            return stack
+
+        root = build(0, [])
+        for w, stacks in zip(controls, levels):
+            for s in stacks:
+                W.jslink((w, "index"), (s, "selected_index"))
+        parts = [p for p in (self._header(), *controls, root) if p is not None]
+        return W.VBox(parts, layout=W.Layout(max_width="100%"))
+
+    def widget(self):
+        """The ipywidgets tree (built once)."""
+        if self._widget is None:
+            self._widget = self._static() if static_mode() else self._live()
+        return self._widget
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude)
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self) -> str:
+        head = f"Explorable {self.title!r} — " + "; ".join(c.summary() for c in self.controls)
+        return head + "\n" + _plain(self.render_current())
+
+
+def explore(render, controls, title: str = "") -> Explorable:
+    """Build an :class:`Explorable` from a render function and a list of controls."""
+    return Explorable(render, controls, title)
+
+
+def explorer(func):
+    """Decorator registering an explorer factory (a function returning an :class:`Explorable`) in
+    :data:`REGISTRY`, so the test suite can render every view of every explorable and time it."""
+    REGISTRY[f"{func.__module__}.{func.__qualname__}"] = func
+    return func
+
+
+def predict(question: str, options, reveal: str) -> Explorable:
+    """The "predict first" device: the reader picks an answer before reading on; the choice is acknowledged and
+    the reader is pointed to where the chapter settles it (``reveal``), so the bet is made before the answer.
+
+    >>> p = predict("Which is the bottleneck?", ["compute", "memory bandwidth"], "the roofline section")
+    >>> p.render_at([2])
+    '<p>Your bet: <strong>memory bandwidth</strong>. Hold on to it — the roofline section settles it.</p>'
+    """
+    opts = list(options)
+    if len(opts) < 2:
+        raise ValueError("options must hold at least two answers")
+    if not str(question).strip():
+        raise ValueError("question must not be empty")
+    choices = {"— choose —": None, **{str(o): str(o) for o in opts}}
+
+    def render(answer):
+        if answer is None:
+            return "<p>Make your bet before reading on.</p>"
+        return (f"<p>Your bet: <strong>{_html.escape(answer)}</strong>. Hold on to it — "
+                f"{_html.escape(reveal)} settles it.</p>")
+
+    return explore(render, [Choice("answer", "Your answer", choices)], title=str(question))
