@@ -7,7 +7,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 BUILD_FLAGS := -W -n --keep-going
 PORT ?= 8000
 
-.PHONY: help book test test-unit test-nbval test-build test-browser lab serve execute assets lock clean
+.PHONY: help book test test-unit test-nbval test-build test-browser lab serve execute assets lock clean lite
 
 help:
 	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict)"
@@ -37,7 +37,7 @@ book: assets
 	CHIPCHAIN_STATIC=1 MPLBACKEND=Agg .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 
 test-unit: $(VENV_STAMP)
-	$(PYTEST) -q -n 2 --dist loadfile tests lib/chipchain --ignore=tests/browser
+	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
 
 test-nbval: $(VENV_STAMP)
 	MPLBACKEND=Agg $(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
@@ -69,3 +69,7 @@ lock: $(VENV_STAMP)
 
 clean:
 	rm -rf _build _site_assets
+
+# JupyterLite: every chapter plus a chipchain wheel, runnable in the browser with the Pyodide kernel (book/lite.md).
+lite: $(VENV_STAMP)
+	$(PY) tools/build_lite.py --output-dir _lite

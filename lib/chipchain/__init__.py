@@ -14,7 +14,8 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = (
-    "attention", "comms", "compute", "economics", "hardware", "inference", "memory", "parallel", "platform",
+    "attention", "comms", "compute", "deepseek", "economics", "hardware", "inference", "landscape", "memory", "numerics",
+    "parallel", "platform",
     "plotting", "policy", "power", "reliability", "roofline", "units", "walkthrough", "widgets",
 )
 __all__ = list(_SUBMODULES)

@@ -29,7 +29,7 @@ from importlib import resources
 
 from . import _check
 
-__all__ = ["Accelerator", "DTYPES", "get", "names", "catalog", "all_accelerators"]
+__all__ = ["Accelerator", "DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op", "spec_sheet"]
 
 #: precisions with a peak column in the catalog, widest first
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -222,3 +222,77 @@ def catalog():
     for c in numeric:
         df[c] = pd.to_numeric(df[c].replace("", math.nan)).astype(float)
     return df
+
+
+@lru_cache(maxsize=1)
+def _energy_rows() -> tuple:
+    with resources.files("chipchain").joinpath("data/energy_per_op.csv").open(encoding="utf-8") as f:
+        return tuple(csv.DictReader(f))
+
+
+def energy_per_op(operation: str | None = None):
+    """Energy of one operation at 45 nm, in joules (Horowitz 2014, ISSCC keynote, Fig. 1.1.9).
+
+    With ``operation`` (e.g. ``"FP32 multiply"``, ``"DRAM read"``) returns that energy in J; without it, a pandas
+    DataFrame of the whole table (energies in pJ, as published). The ratio the book quotes — a 32-bit DRAM read
+    costs about 170 FP32 multiplies:
+
+    >>> round(energy_per_op("DRAM read") / energy_per_op("FP32 multiply"))
+    173
+    """
+    rows = _energy_rows()
+    if operation is None:
+        import pandas as pd
+
+        df = pd.DataFrame(rows)
+        df["bits"] = df["bits"].astype(int)
+        df["energy_pJ"] = df["energy_pJ"].astype(float)
+        return df
+    by_name = {r["operation"].lower(): r for r in rows}
+    if not isinstance(operation, str):
+        raise ValueError(f"operation must be a string, got {operation!r}")
+    key = operation.strip().lower()
+    if key not in by_name:
+        near = difflib.get_close_matches(key, list(by_name), n=3, cutoff=0.3)
+        raise KeyError(f"unknown operation {operation!r}; nearest: {', '.join(by_name[n]['operation'] for n in near)}")
+    return float(by_name[key]["energy_pJ"]) * 1e-12
+
+
+def spec_sheet(name):
+    """One accelerator's spec sheet as a two-column pandas DataFrame (quantity → value with its convention).
+
+    >>> spec_sheet("H100").loc["Memory bandwidth", "value"]
+    '3.35 TB/s'
+    """
+    import pandas as pd
+
+    from . import units
+
+    acc = get(name)
+    rows = [("Vendor, year", f"{acc.vendor}, {acc.year}"), ("Process", acc.process)]
+    if acc.transistors:
+        rows.append(("Transistors", f"{acc.transistors / 1e9:g} billion"))
+    if acc.die_area_mm2:
+        rows.append(("Die area", f"{acc.die_area_mm2:g} mm²"))
+    if acc.sms:
+        rows.append(("Streaming multiprocessors", f"{acc.sms}"))
+    if acc.cuda_cores:
+        rows.append(("CUDA cores (FP32 lanes)", units.fmt_number(acc.cuda_cores)))
+    if acc.tensor_cores:
+        rows.append(("Tensor Cores", units.fmt_number(acc.tensor_cores)))
+    if acc.memory_bytes:
+        rows.append(("Memory", f"{units.fmt_bytes(acc.memory_bytes)} {acc.memory_type} (decimal GB)"))
+    if acc.memory_bandwidth:
+        rows.append(("Memory bandwidth", str(units.fmt_bandwidth(acc.memory_bandwidth))))
+    if acc.interconnect_bandwidth:
+        rows.append(("Chip-to-chip link", f"{acc.interconnect}, {units.fmt_bandwidth(acc.interconnect_bandwidth)} "
+                                          "bidirectional"))
+    if acc.tdp:
+        rows.append(("Power (TDP)", str(units.fmt_power(acc.tdp))))
+    for d in acc.precisions():
+        unit = "TOPS" if d == "int8" else "TFLOP/s"
+        rows.append((f"Peak {d.upper()}, dense", f"{acc.peak_flops(d) / 1e12:,.1f} {unit}"))
+    rows.append(("Checked", {"V": "primary source", "V2": "secondary source quoting the primary",
+                             "U": "unverified: estimate"}[acc.checked]))
+    rows.append(("Source", acc.source))
+    return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")

@@ -130,7 +130,7 @@ def svg_chart(*, lines=(), points=(), vlines=(), hlines=(), xlog=False, ylog=Fal
     for name, (a, b), log in (("xlim", xlim, xlog), ("ylim", ylim, ylog)):
         if not (math.isfinite(a) and math.isfinite(b)) or a >= b or (log and a <= 0):
             raise ValueError(f"{name} must be finite, increasing{' and positive' if log else ''}, got {(a, b)!r}")
-    ml, mr, mt, mb = 62, 12, 26 if title else 10, 44
+    ml, mr, mt, mb = 62, 22, 26 if title else 10, 44
     pw, ph = width - ml - mr, height - mt - mb
 
     def tx(v):

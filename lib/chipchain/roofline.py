@@ -13,12 +13,13 @@ memory-bound, one above it compute-bound.
 """
 from __future__ import annotations
 
-from . import _check
+from . import _check, widgets
 from .hardware import Accelerator, get
 
 __all__ = [
     "arithmetic_intensity", "matmul_flops", "matmul_bytes", "matmul_intensity", "elementwise_intensity",
     "ridge_point", "attainable", "attainable_flops", "fraction_of_peak", "bound", "plot_roofline",
+    "tiled_matmul", "measure_matmul", "measure_triad", "roofline_explorer", "precision_explorer",
 ]
 
 
@@ -176,3 +177,160 @@ def plot_roofline(accelerators=("A100", "H100"), dtype="bf16", operators=None, a
     ax.set_ylabel(f"attainable {dtype.upper()} TFLOP/s (dense, log scale)")
     ax.legend(loc="lower right", fontsize=8)
     return ax
+
+
+# --- data reuse: what a tile buys ---------------------------------------------------------------------------------
+
+def tiled_matmul(a, b, tile):
+    """C = A·B computed tile by tile, counting elements loaded from "global memory" (HBM).
+
+    Each output tile of t×t needs a t×K strip of A and a K×t strip of B; loaded once into fast memory ("shared
+    memory"), each loaded element is reused t times. Loads = 2·M·N·K / t, against 2·M·N·K for a kernel that fetches
+    both operands of every multiply–add from global memory. Returns ``(C, loads, naive_loads)``; the reuse factor
+    ``naive_loads / loads`` equals ``t`` when t divides the sizes.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> a, b = rng.standard_normal((64, 32)), rng.standard_normal((32, 48))
+    >>> c, loads, naive = tiled_matmul(a, b, 16)
+    >>> bool(np.allclose(c, a @ b)), naive // loads
+    (True, 16)
+    """
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"a and b must be matrices with matching inner size, got shapes {a.shape} and {b.shape}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a and b must be finite")
+    t = _check.integer("tile", tile)
+    m, k = a.shape
+    n = b.shape[1]
+    c = np.zeros((m, n))
+    loads = 0
+    for i in range(0, m, t):
+        for j in range(0, n, t):
+            a_strip, b_strip = a[i:i + t, :], b[:, j:j + t]       # brought on chip once ...
+            loads += a_strip.size + b_strip.size
+            c[i:i + t, j:j + t] = a_strip @ b_strip                 # ... and reused for every output element
+    return c, loads, 2 * m * n * k
+
+
+# --- the reader's own machine ------------------------------------------------------------------------------------
+
+def measure_matmul(n=512, repeats=3) -> float:
+    """Best-of-``repeats`` FLOP/s of a float64 n×n NumPy matmul on this machine (2n³ FLOPs per product)."""
+    import time
+
+    import numpy as np
+
+    n = _check.integer("n", n, minimum=16)
+    repeats = _check.integer("repeats", repeats)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * n**3 / best
+
+
+def measure_triad(n=10_000_000, repeats=3) -> float:
+    """Best-of-``repeats`` memory bandwidth (bytes/s) of a STREAM-like triad a = b + s·c in float64.
+
+    NumPy does it in two passes (``a = s·c``, then ``a += b``): five arrays of 8-byte elements cross memory per
+    element (read c, write a; read a, read b, write a), so 40·n bytes are counted — not STREAM's 24·n.
+    """
+    import time
+
+    import numpy as np
+
+    n = _check.integer("n", n, minimum=1000)
+    repeats = _check.integer("repeats", repeats)
+    b, c, a = np.ones(n), np.full(n, 2.0), np.empty(n)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.multiply(c, 3.0, out=a)
+        np.add(a, b, out=a)
+        best = min(best, time.perf_counter() - t0)
+    return 40.0 * n / best
+
+
+# --- explorables ---------------------------------------------------------------------------------------------------
+
+_EXPLORER_CHIPS = ("A100-SXM-80GB", "H100-SXM", "B200", "MI300X", "RTX-4090")
+_EXPLORER_DTYPES = {"FP32 (no Tensor Cores)": "fp32", "TF32": "tf32", "BF16": "bf16", "FP8": "fp8"}
+_ELEMENT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp8": 1}
+
+
+def roofline_view(accelerator, dtype, n) -> str:
+    """HTML for one view of the roofline explorer: the roofline of ``accelerator`` at ``dtype`` with a square
+    n×n×n matmul and an element-wise add placed on it."""
+    from . import plotting
+    from .units import fmt_rate
+
+    acc = get(accelerator)
+    peak, bw = _peak_and_bandwidth(acc, dtype, False)
+    bpe = _ELEMENT_BYTES[dtype]
+    gemm_i = matmul_intensity(n, n, n, bpe)
+    ew_i = elementwise_intensity(bytes_per_element=bpe)
+    ridge = peak / bw
+    xs = [10 ** (e / 4) for e in range(-8, 17)]
+    chart = plotting.svg_chart(
+        lines=[{"x": xs, "y": [min(peak, bw * x) / 1e12 for x in xs], "label": f"{acc.name} {dtype.upper()} roofline"}],
+        points=[{"x": gemm_i, "y": attainable(gemm_i, peak, bw) / 1e12, "label": f"matmul n={n}", "color": "#D55E00"},
+                {"x": ew_i, "y": attainable(ew_i, peak, bw) / 1e12, "label": "element-wise add", "color": "#009E73"}],
+        vlines=[{"x": ridge, "label": f"ridge {ridge:.0f}"}], xlog=True, ylog=True, xlim=(0.01, 1e4),
+        ylim=(1e-3, 1e4), xlabel="arithmetic intensity (FLOP/byte)", ylabel="attainable TFLOP/s",
+        alt=(f"Roofline of the {acc.name} at {dtype.upper()}: a {n}-sized matmul at {gemm_i:.0f} FLOP/byte is "
+             f"{bound(acc, gemm_i, dtype)}; the ridge point is {ridge:.0f} FLOP/byte."))
+    got = attainable(gemm_i, peak, bw)
+    return (f"<p>Matmul n = {n}: intensity <b>{gemm_i:,.1f}</b> FLOP/byte vs ridge <b>{ridge:,.0f}</b> → "
+            f"<b>{bound(acc, gemm_i, dtype)}</b>, attainable {fmt_rate(got)} = {got / peak:.0%} of the "
+            f"{fmt_rate(peak)} dense peak. Element-wise add: {attainable(ew_i, peak, bw) / peak:.2%} of peak.</p>"
+            + chart)
+
+
+@widgets.explorer
+def roofline_explorer():
+    """Chapter 1: choose an accelerator and precision, move the matrix size, watch a matmul cross the ridge."""
+    return widgets.explore(
+        roofline_view,
+        [widgets.Choice("accelerator", "Accelerator", {get(n).name: n for n in _EXPLORER_CHIPS}, value="H100-SXM"),
+         widgets.Choice("dtype", "Precision", _EXPLORER_DTYPES, value="bf16"),
+         widgets.Slider("n", "Matrix size n", [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], value=256)],
+        title="Roofline explorer: where does a matmul of size n sit?")
+
+
+def precision_view(accelerator, sparse) -> str:
+    """HTML bars of ``accelerator``'s peak at every precision it has (dense, or with 2:4 sparsity)."""
+    import html
+
+    acc = get(accelerator)
+    rows = []
+    for d in acc.precisions():
+        try:
+            rows.append((d, acc.peak_flops(d, sparse=sparse and d not in ("fp64", "fp32"))))
+        except ValueError:
+            rows.append((d, acc.peak_flops(d)))
+    top = max(v for _, v in rows)
+    bars = "".join(
+        f'<div style="display:flex;align-items:center;gap:.5em;margin:2px 0"><span style="width:4em">{d.upper()}'
+        f'</span><span role="img" aria-label="{d} {v / 1e12:,.0f} TFLOPS" style="display:inline-block;height:1em;'
+        f'width:{max(v / top, 0.003) * 70:.2f}%;background:#0072B2"></span><span>{v / 1e12:,.1f} '
+        f'{"TOPS" if d == "int8" else "TFLOP/s"}</span></div>' for d, v in rows)
+    note = ("with 2:4 structured sparsity (FP64/FP32 have none)" if sparse else "dense")
+    return f"<p>{html.escape(acc.name)}, {note}:</p>{bars}"
+
+
+@widgets.explorer
+def precision_explorer():
+    """Chapter 1: the precision ladder of a chip, dense or sparse."""
+    return widgets.explore(
+        precision_view,
+        [widgets.Choice("accelerator", "Accelerator", {get(n).name: n for n in _EXPLORER_CHIPS}, value="H100-SXM"),
+         widgets.Toggle("sparse", "Counting", labels=["dense", "sparse (2:4)"])],
+        title="The precision ladder")

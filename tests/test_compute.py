@@ -1,0 +1,97 @@
+"""Training compute pinned to the seeds (recomputed) and to the papers they cite."""
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from chipchain import compute, hardware
+from chipchain.units import DAY, YEAR
+
+
+def test_6nd_seed_figures():
+    assert compute.training_flops(175e9, 2e12) == pytest.approx(2.1e24)       # seed 000 walkthrough
+    assert compute.training_flops(7e9, 2e12) == pytest.approx(8.4e22)         # Llama-2-7B on 2T tokens
+    # seed 004 multiplies by 2e13 for "2 trillion": 8.4e23 is ten times too large
+    assert compute.training_flops(7e9, 2e13) == pytest.approx(8.4e23)
+
+
+def test_gpt3_compute_matches_brown_table_d1():
+    # Brown et al. 2020, Table D.1: GPT-3 175B, 300B tokens, 3.14e23 FLOPs
+    assert compute.training_flops(174.6e9, 300e9) == pytest.approx(3.14e23, rel=0.01)
+
+
+def test_seed004_rtx3090_years_and_cards():
+    flops = compute.training_flops(7e9, 2e13)     # the seed's (wrong) 8.4e23
+    years = flops / 35.6e12 / YEAR
+    assert years == pytest.approx(748, abs=1)      # seed: "about 749 years"
+    assert compute.gpus_needed(flops, 35.6e12, 0.4, 30 * DAY) == pytest.approx(22755, abs=5)   # seed: 22,773
+    assert compute.gpus_needed(flops / 10, 35.6e12, 0.4, 30 * DAY) == pytest.approx(2276, abs=1)  # with 2e12 tokens
+
+
+def test_running_example_times():
+    c = compute.training_flops(175e9, 2e12)
+    assert compute.training_time(c, 1024, 3e14, 0.5) / DAY == pytest.approx(158.2, abs=0.1)   # seed: ~158 days
+    assert compute.training_time(c, 1024, 3e14, 0.3) / DAY == pytest.approx(263.7, abs=0.1)   # seed: ~264 days
+
+
+def test_megatron_equations():
+    # Narayanan et al. 2021, Eq. 4 example: 175B, 300B tokens, 1024 A100 at 140 TFLOP/s -> ~34 days
+    assert compute.megatron_training_time(300e9, 175e9, 1024, 140e12) / DAY == pytest.approx(33.9, abs=0.1)
+    # Eq. 3 with recomputation is 4/3 of the no-recompute count
+    with_rc = compute.megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200)
+    without = compute.megatron_flops_per_iteration(1536, 2048, 96, 12288, 51200, recompute=False)
+    assert with_rc / without == pytest.approx(4 / 3)
+    # per token, Eq. 3 approaches 8 * params (6 + 2 recompute) when s << 6h
+    per_token = with_rc / (1536 * 2048)
+    assert per_token / compute.transformer_params(96, 12288) == pytest.approx(8, rel=0.06)
+
+
+def test_llama3_mfu_table4():
+    # Dubey et al. 2024, Table 4: 430 / 400 / 380 TFLOP/s per GPU -> 43 % / 41 % / 38 % of 989 TFLOP/s
+    peak = hardware.get("H100").peak_flops("bf16")
+    assert [round(compute.mfu(x, peak), 2) for x in (430e12, 400e12, 380e12)] == [0.43, 0.40, 0.38]
+
+
+def test_seed002_gpu_hours_and_deepseek_cost():
+    c = compute.training_flops(70e9, 10e12)
+    assert c == pytest.approx(4.2e24)
+    assert compute.gpu_hours(c, 989.4e12, 0.4) == pytest.approx(2.95e6, rel=0.005)
+    assert compute.gpu_hours(c, 989.4e12, 1.0) == pytest.approx(1.18e6, rel=0.005)
+    assert compute.cost(2.788e6, 2.0) == pytest.approx(5.576e6)
+
+
+@given(st.integers(1, 100_000), st.integers(1, 100_000))
+def test_more_gpus_never_slower(n1, n2):
+    lo, hi = sorted((n1, n2))
+    assert compute.training_time(1e24, hi, 1e15, 0.4) <= compute.training_time(1e24, lo, 1e15, 0.4)
+
+
+@given(st.floats(0.01, 1.0), st.floats(0.01, 1.0))
+def test_higher_mfu_never_slower(m1, m2):
+    lo, hi = sorted((m1, m2))
+    assert compute.training_time(1e24, 1024, 3e14, hi) <= compute.training_time(1e24, 1024, 3e14, lo)
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(params=-1, tokens=1e12), "params"), (dict(params=1e9, tokens=math.nan), "tokens"),
+    (dict(params=1e9, tokens=math.inf), "tokens"), (dict(params="7B", tokens=1e12), "params"),
+])
+def test_training_flops_bad_input(kwargs, arg):
+    with pytest.raises(ValueError, match=arg):
+        compute.training_flops(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(n_gpus=0), "n_gpus"), (dict(n_gpus=2.5), "n_gpus"), (dict(n_gpus=True), "n_gpus"),
+    (dict(mfu=0), "mfu"), (dict(mfu=50), "mfu"), (dict(peak_flops_per_gpu=-1), "peak_flops_per_gpu"),
+])
+def test_training_time_bad_input(kwargs, arg):
+    base = dict(flops=1e24, n_gpus=8, peak_flops_per_gpu=1e15, mfu=0.4)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=arg):
+        compute.training_time(**base)
+
+
+def test_mfu_cannot_exceed_peak():
+    with pytest.raises(ValueError, match="cannot exceed"):
+        compute.mfu(2e15, 1e15)

@@ -1,0 +1,194 @@
+"""chipchain.deepseek: DeepSeek-V3's published accounting, Table 2's bubbles, and the book's models built on them."""
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from chipchain import deepseek as ds, hardware
+
+
+# --- the report's numbers (DeepSeek-AI 2024, Table 1 and Sec. 1) --------------------------------------------------
+
+def test_gpu_hour_sum_is_the_reported_total():
+    assert ds.V3.gpu_hours == {"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3}
+    assert ds.gpu_hours_total() == pytest.approx(2788e3, abs=0.5)        # Table 1: 2,788 K
+
+
+def test_cost_breakdown_matches_table_1():
+    c = ds.cost_breakdown()
+    assert c["pre-training"] == pytest.approx(5.328e6)                     # Table 1
+    assert c["context extension"] == pytest.approx(0.238e6)
+    assert c["post-training"] == pytest.approx(0.01e6)
+    assert c["total"] == pytest.approx(5.576e6)
+    assert sum(v for k, v in c.items() if k != "total") == pytest.approx(c["total"])
+
+
+def test_cost_scales_with_price():
+    assert ds.cost_breakdown(price_per_gpu_hour=4.0)["total"] == pytest.approx(2 * 5.576e6)
+
+
+def test_180k_hours_per_trillion_is_3_7_days_and_matches_pretraining_hours():
+    assert ds.days_per_trillion_tokens(180e3, 2048) == pytest.approx(3.7, abs=0.05)   # Sec. 1: "3.7 days"
+    # 14.8 T tokens × 180 K GPU-hours per T = 2,664 K, the pre-training line of Table 1
+    assert ds.V3.tokens / 1e12 * ds.V3.gpu_hours_per_trillion_tokens == pytest.approx(ds.V3.gpu_hours["pre-training"])
+
+
+def test_run_facts_and_plan():
+    assert (ds.V3.n_gpus, ds.V3.accelerator) == (2048, "H800")
+    assert (ds.V3.total_params, ds.V3.active_params, ds.V3.tokens) == (671e9, 37e9, 14.8e12)
+    assert ds.V3.plan["pipeline (PP)"] == 16 and ds.V3.plan["expert (EP)"] == 64
+    assert ds.V3.plan["data parallel"] == "ZeRO-1"
+    assert len(ds.V3.excludes) >= 4 and ds.V3.checked == "V"
+
+
+# --- implied MFU: the book's estimate -------------------------------------------------------------------------------
+
+def test_implied_mfu_on_both_peaks():
+    bf16 = ds.implied_mfu(37e9, 14.8e12, 2664e3, "H800", "bf16")
+    fp8 = ds.implied_mfu(37e9, 14.8e12, 2664e3, "H800", "fp8")
+    # 6·37e9·14.8e12 / (2.664e6·3600 s) = 342.6 TFLOP/s per GPU; / 989.4 and / 1,979 (catalog, dense)
+    assert bf16 == pytest.approx(0.3463, abs=5e-4)
+    assert fp8 == pytest.approx(0.1731, abs=5e-4)
+    assert bf16 / fp8 == pytest.approx(hardware.get("H800").peak_flops("fp8") / hardware.get("H800").peak_flops("bf16"))
+
+
+def test_same_job_on_h100_at_llama3_throughput():
+    j = ds.job_on("H100", 400e12, 2048, 2.0)       # Dubey et al. 2024, Table 4: 400 TFLOP/s per GPU at 16,384 GPUs
+    assert j["flops"] == pytest.approx(3.2856e24)
+    assert j["gpu_hours"] == pytest.approx(3.2856e24 / 400e12 / 3600)
+    assert j["dollars"] == pytest.approx(j["gpu_hours"] * 2.0)
+    assert j["mfu"] == pytest.approx(0.404, abs=1e-3)
+    # at the same achieved FLOP/s as V3's H800s the GPU-hours are V3's own pre-training hours
+    x = ds.achieved_flops_per_gpu(37e9, 14.8e12, 2664e3)
+    assert ds.job_on("H100", x, 2048, 2.0)["gpu_hours"] == pytest.approx(2664e3)
+
+
+def test_moe_saving():
+    assert ds.moe_flops_saving() == pytest.approx(671 / 37)
+    with pytest.raises(ValueError, match="active_params"):
+        ds.moe_flops_saving(10e9, 20e9)
+
+
+# --- Table 2: pipeline bubbles ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pp,f,b,w", [(16, 1.0, 2.0, 1.0), (8, 1.3, 2.1, 0.9), (32, 0.5, 1.0, 0.25)])
+def test_bubble_formulas_of_table_2(pp, f, b, w):
+    assert ds.pipeline_bubble("1F1B", pp, f, b, w) == pytest.approx((pp - 1) * (f + b))
+    assert ds.pipeline_bubble("ZB1P", pp, f, b, w) == pytest.approx((pp - 1) * (f + b - 2 * w))
+    assert ds.pipeline_bubble("DualPipe", pp, f, b, w) == pytest.approx((pp / 2 - 1) * ((f + b) + b - 3 * w))
+    assert ds.pipeline_bubble("DualPipe", pp, f, b, w, fb=2.0) == pytest.approx((pp / 2 - 1) * (2.0 + b - 3 * w))
+
+
+def test_schedule_memory_of_table_2():
+    assert ds.schedule_memory("1F1B", 16) == {"param_copies": 1, "activation_microbatches": 16}
+    assert ds.schedule_memory("ZB1P", 16) == {"param_copies": 1, "activation_microbatches": 16}
+    assert ds.schedule_memory("dualpipe", 16) == {"param_copies": 2, "activation_microbatches": 17}
+
+
+def test_bubble_table_shape():
+    t = ds.bubble_table(16)
+    assert list(t.index) == ["1F1B", "ZB1P", "DualPipe"]
+    assert t.loc["1F1B", "bubble (units of F)"] == 45
+
+
+def test_pipeline_efficiency_values():
+    assert ds.pipeline_efficiency("1F1B", 16, 64) == pytest.approx(192 / (192 + 45))
+    assert ds.pipeline_efficiency("ZB1P", 16, 64) == pytest.approx(192 / (192 + 15))
+    assert ds.pipeline_efficiency("DualPipe", 16, 64, comm=1.0) == pytest.approx(192 / (192 + 14))
+    # exposed communication at 1 : 1 halves 1F1B's useful fraction or worse
+    assert ds.pipeline_efficiency("1F1B", 16, 64, comm=1.0) < 0.5 * ds.pipeline_efficiency("1F1B", 16, 64) + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(pp=st.sampled_from([2, 4, 8, 16, 32, 64]), extra=st.integers(0, 200), comm=st.floats(0, 1),
+       s=st.sampled_from(list(ds.SCHEDULES)))
+def test_more_microbatches_never_lower_efficiency(pp, extra, comm, s):
+    m = pp + extra
+    m += m % 2
+    e1 = ds.pipeline_efficiency(s, pp, m, comm=comm)
+    e2 = ds.pipeline_efficiency(s, pp, m + 2, comm=comm)
+    assert 0 < e1 <= e2 <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(pp=st.sampled_from([2, 4, 8, 16, 32]), f=st.floats(0.1, 5), b=st.floats(0.1, 5), wf=st.floats(0, 0.5))
+def test_zero_bubble_never_worse_than_1f1b(pp, f, b, wf):
+    w = wf * b
+    assert ds.pipeline_bubble("ZB1P", pp, f, b, w) <= ds.pipeline_bubble("1F1B", pp, f, b, w) + 1e-9
+    assert ds.pipeline_bubble("DualPipe", pp, f, b, w) <= ds.pipeline_bubble("1F1B", pp, f, b, w) + 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(comm=st.floats(0, 1), pp=st.sampled_from([4, 8, 16]))
+def test_communication_hurts_exposed_schedules_only(comm, pp):
+    assert ds.pipeline_efficiency("1F1B", pp, 64, comm=comm) <= ds.pipeline_efficiency("1F1B", pp, 64) + 1e-12
+    assert ds.pipeline_efficiency("DualPipe", pp, 64, comm=comm) == ds.pipeline_efficiency("DualPipe", pp, 64)
+
+
+# --- FP8 and MLA ---------------------------------------------------------------------------------------------------
+
+def test_state_bytes_recipes():
+    assert ds.state_bytes_per_param("bf16-mixed") == 16      # Rajbhandari et al. 2020: 2 + 2 + 12
+    assert ds.state_bytes_per_param("deepseek-v3-fp8") == 12  # 4 + 4 + 2 + 2 (V3 report, Sec. 3.3)
+    assert set(ds.RECIPE_SOURCES) == set(ds.STATE_RECIPES)
+
+
+def test_fp8_speedup_is_amdahl():
+    assert ds.fp8_speedup(0.0) == 1.0 and ds.fp8_speedup(1.0) == 2.0
+    assert ds.fp8_speedup(0.5) == pytest.approx(1 / (0.5 + 0.25))
+
+
+@settings(max_examples=50, deadline=None)
+@given(g1=st.floats(0, 1), g2=st.floats(0, 1))
+def test_fp8_speedup_monotone_and_bounded(g1, g2):
+    lo, hi = sorted((g1, g2))
+    assert 1 <= ds.fp8_speedup(lo) <= ds.fp8_speedup(hi) <= 2
+
+
+def test_mla_kv_compression_for_v3_shape():
+    a = ds.V3_ARCH
+    mha = ds.kv_elements_per_token_mha(a["layers"], a["heads"], a["head_dim"])
+    mla = ds.kv_elements_per_token_mla(a["layers"], a["kv_rank"], a["rope_dim"])
+    assert mha == 2 * 128 * 128 * 61 and mla == (512 + 64) * 61
+    assert mha / mla == pytest.approx(56.89, abs=0.01)
+    # DeepSeek-V2 report, Table 1: MLA's cache equals 4.5 · d_h · l elements when d_c = 4 d_h and d_h^R = d_h / 2
+    assert mla == pytest.approx(4.5 * a["head_dim"] * a["layers"])
+
+
+def test_accounting_table():
+    t = ds.accounting_table()
+    assert t.loc["total", "GPU-hours (K)"] == pytest.approx(2788)
+    assert t.loc["total", "cost ($ M)"] == pytest.approx(5.576)
+
+
+# --- bad input -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: ds.pipeline_bubble("GPipe", 8), "schedule"),
+    (lambda: ds.pipeline_bubble("1F1B", 1), "pp"),
+    (lambda: ds.pipeline_bubble("DualPipe", 15), "even"),
+    (lambda: ds.pipeline_bubble("ZB1P", 8, 1, 2, 3), "cannot exceed b"),
+    (lambda: ds.pipeline_efficiency("1F1B", 16, 8), "at least pp"),
+    (lambda: ds.pipeline_efficiency("DualPipe", 16, 33), "even"),
+    (lambda: ds.pipeline_efficiency("DualPipe", 16, 32, comm=1.5), "comm"),
+    (lambda: ds.pipeline_efficiency("1F1B", 16, 32, comm=-0.1), "comm"),
+    (lambda: ds.fp8_speedup(1.2), "gemm_fraction"),
+    (lambda: ds.fp8_speedup(0.5, gain=0.5), "gain"),
+    (lambda: ds.implied_mfu(37e9, 14.8e12, 0), "gpu_hours"),
+    (lambda: ds.implied_mfu(37e9, 14.8e12, 1.0), "cannot exceed peak"),
+    (lambda: ds.implied_mfu(37e9, 14.8e12, 2664e3, "H800", "fp4"), "dtype"),
+    (lambda: ds.days_per_trillion_tokens(180e3, 0), "n_gpus"),
+    (lambda: ds.job_on("H100", float("nan"), 2048, 2.0), "achieved_flops_per_gpu"),
+    (lambda: ds.state_bytes_per_param("fp4"), "recipe"),
+    (lambda: ds.kv_elements_per_token_mla(61, 0, 64), "kv_rank"),
+    (lambda: ds.gpu_hours_total("V3"), "run"),
+    (lambda: ds.cost_breakdown(price_per_gpu_hour=-1), "price_per_gpu_hour"),
+])
+def test_bad_input_is_a_clear_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_unknown_accelerator_is_key_error():
+    with pytest.raises(KeyError, match="nearest"):
+        ds.job_on("H900", 400e12, 2048, 2.0)

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from chipchain import numerics
+
+
+def test_ranges_match_numpy_float16_and_float32():
+    assert numerics.largest("fp16") == float(np.finfo(np.float16).max)
+    assert numerics.smallest_normal("fp16") == float(np.finfo(np.float16).tiny)
+    assert numerics.smallest_normal("fp32") == pytest.approx(float(np.finfo(np.float32).tiny))
+    assert numerics.epsilon("fp16") == float(np.finfo(np.float16).eps)
+    assert numerics.largest("fp8_e4m3") == 448.0 and numerics.largest("fp8_e5m2") == 57344.0
+
+
+@given(st.floats(-(2.0**100), 2.0**100, allow_nan=False, width=32))
+def test_bf16_rounding_is_within_half_an_ulp(x):
+    y = float(numerics.to_bf16(np.float32(x)))
+    if abs(x) < numerics.smallest_normal("bf16"):   # subnormals: absolute, not relative, spacing
+        assert abs(y - x) <= numerics.smallest_subnormal("bf16") / 2
+    elif x == 0:
+        assert y == 0
+    else:
+        assert abs(y - x) <= abs(x) * 2.0**-8 * 1.0001
+
+
+def test_bf16_ties_to_even():
+    one = np.float32(1.0)
+    half_ulp = np.float32(2.0**-8)
+    assert float(numerics.to_bf16(one + half_ulp)) == 1.0                    # tie -> even mantissa (1.0)
+    assert float(numerics.to_bf16(np.float32(1 + 3 * 2.0**-8))) == 1 + 2 * 2.0**-7  # tie -> even (up)
+
+
+def test_underflow_demo_small_gradients():
+    grads = np.array([1e-9, 2e-8, 1e-7, 1e-3])   # FP16 flushes values below 2^-25 (~2.98e-8) to zero
+    assert numerics.underflow_fraction(grads, "fp16") == 0.5
+    assert numerics.underflow_fraction(grads * 1024, "fp16") == 0.0
+    assert numerics.underflow_fraction(grads, "bf16") == 0.0
+
+
+@pytest.mark.parametrize("bad,match", [([], "empty"), ([np.nan], "finite"), ([0.0, 0.0], "non-zero")])
+def test_underflow_bad_input(bad, match):
+    with pytest.raises(ValueError, match=match):
+        numerics.underflow_fraction(bad, "fp16")
+
+
+def test_unknown_format():
+    with pytest.raises(ValueError, match="dtype"):
+        numerics.largest("fp12")
