@@ -40,10 +40,8 @@ def test_static_mode_precomputes_every_view_in_nested_stacks(monkeypatch):
     leaves = [leaf.value for s in root.children for leaf in s.children]
     assert leaves[2] == "<p>4 m²</p>" and leaves[3] == "<p>4 ft²</p>"
     assert root.selected_index == 1 and all(s.selected_index == 0 for s in root.children)
-    from ipywidgets.widgets.widget_link import Link
-
-    links = [w for w in W.Widget.widgets.values() if isinstance(w, Link)]
-    targets = {id(l.target[0]) for l in links}
+    targets = {id(link.target[0]) for link in ex.links}
+    assert len(ex.links) == 1 + 3
     assert id(root) in targets and all(id(s) in targets for s in root.children)
 
 

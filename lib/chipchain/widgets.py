@@ -216,6 +216,7 @@ class Explorable:
         self.controls = controls
         self.title = str(title)
         self._widget = None
+        self.links = []          #: the jslinks of the static form (empty in live mode)
 
     # --- rendering -------------------------------------------------------------------------------------------
     def render_at(self, indices) -> str:
@@ -293,9 +294,8 @@ class Explorable:
             return stack
 
         root = build(0, [])
-        for w, stacks in zip(controls, levels):
-            for s in stacks:
-                W.jslink((w, "index"), (s, "selected_index"))
+        self.links = [W.jslink((w, "index"), (s, "selected_index"))
+                      for w, stacks in zip(controls, levels) for s in stacks]
         parts = [p for p in (self._header(), *controls, root) if p is not None]
         return W.VBox(parts, layout=W.Layout(max_width="100%"))
 

@@ -1,0 +1,210 @@
+"""What a reader of the published site would notice, checked in headless Chromium on every page.
+
+Allow-listed console errors (each with its reason):
+- "Got invalid theme mode" — pydata-sphinx-theme on first visit with no stored theme; it resets to auto.
+- "THEBE_JS_URL" has already been declared — Jupyter Book 1 emits sphinx-thebe's script twice.
+- "processLuminoMessage" — the widget library when a control changes faster than one frame; the display stays right.
+"""
+import json
+import re
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+
+from .conftest import SCREENSHOTS, SITE, site_pages
+
+ALLOWED_ERRORS = [r"Got invalid theme mode", r"THEBE_JS_URL", r"processLuminoMessage"]
+PAGES = site_pages()
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
+HEAVIEST_PAGE_BUDGET = 3_000_000     # bytes of HTML (embedded widget state included)
+
+
+def open_page(browser, url, viewport=DESKTOP):
+    page = browser.new_page(viewport=viewport)
+    log = {"errors": [], "requests": [], "failed": []}
+    page.on("console", lambda m: m.type == "error" and log["errors"].append(m.text))
+    page.on("pageerror", lambda e: log["errors"].append(f"pageerror: {e}"))
+    page.on("request", lambda r: log["requests"].append(r.url))
+    page.on("response", lambda r: r.status >= 400 and log["failed"].append(f"{r.status} {r.url}"))
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_timeout(300)
+    return page, log
+
+
+def test_site_has_every_chapter_in_the_toc():
+    toc = (SITE.parent.parent / "_toc.yml").read_text()
+    listed = re.findall(r"^\s*- file: (chapters/\S+)", toc, flags=re.M)
+    assert listed, "no chapter in _toc.yml"
+    for ch in listed:
+        assert (SITE / f"{ch}.html").exists(), f"{ch} is in the toc but was not built"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_clean_and_self_contained(browser, site_url, path):
+    page, log = open_page(browser, f"{site_url}/{path}")
+    try:
+        errors = [e for e in log["errors"] if not any(re.search(a, e) for a in ALLOWED_ERRORS)]
+        assert not errors, f"console errors on {path}: {errors}"
+        outside = [u for u in log["requests"] if not u.startswith((site_url, "data:", "blob:"))]
+        assert not outside, f"{path} requested other hosts: {outside}"
+        assert not log["failed"], f"{path} had failed requests: {log['failed']}"
+        broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+                               ".map(i => i.src)")
+        assert not broken, f"broken images on {path}: {broken}"
+        alts = page.evaluate("[...document.images].map(i => [i.getAttribute('alt') || '', i.src])")
+        for alt, src in alts:
+            name = Path(urlparse(src).path).name
+            assert alt.strip() and alt.strip() != name and not re.fullmatch(r"[\w.-]+\.(png|svg|jpe?g)", alt), \
+                f"image without meaningful alt text on {path}: {src} (alt={alt!r})"
+        unlabeled = page.evaluate("[...document.querySelectorAll('article.bd-article svg[role=img]')]"
+                                  ".filter(s => !(s.getAttribute('aria-label') || '').trim()).length")
+        assert unlabeled == 0, f"{unlabeled} charts without aria-label on {path}"
+        math = page.evaluate("document.querySelectorAll('.math').length")
+        if math:
+            page.wait_for_function("document.querySelectorAll('mjx-container').length > 0", timeout=10_000)
+        raw = page.evaluate(r"""(() => { const t = document.querySelector('main, article, body').innerText;
+                                 return (t.match(/\$\$|\\\(|\\\[|\{glue|\{cite|\{doc\}|\{term\}/g) || []).length })()""")
+        assert raw == 0, f"{path} shows raw math or unprocessed roles ({raw} occurrences)"
+    finally:
+        page.close()
+
+
+def visible_text(handle):
+    return handle.evaluate("e => e.innerText")
+
+
+def controls_of(box):
+    return (box.query_selector_all("select"), box.query_selector_all(".noUi-handle"),
+            box.query_selector_all(".widget-toggle-buttons"))
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_every_explorable_responds_without_a_kernel(browser, site_url, path):
+    page, _ = open_page(browser, f"{site_url}/{path}")
+    exercised = 0
+    try:
+        boxes = page.query_selector_all(".widget-subarea > .widget-vbox")
+        assert boxes, f"{path} has no explorable"
+        for i, box in enumerate(boxes):
+            selects, handles, toggles = controls_of(box)
+            assert selects or handles or toggles, f"explorable {i} on {path} has no control"
+            for sel in selects:
+                before, n = visible_text(box), sel.evaluate("s => s.options.length")
+                current = sel.evaluate("s => s.selectedIndex")
+                changed = False
+                for k in [j for j in range(n) if j != current]:
+                    sel.select_option(index=k)
+                    page.wait_for_timeout(80)
+                    if visible_text(box) != before:
+                        changed = True
+                        break
+                assert changed, f"drop-down in explorable {i} on {path} never changes the display"
+                exercised += 1
+            for handle in handles:
+                before = visible_text(box)
+                handle.focus()
+                changed = False
+                for key in ["ArrowRight"] * 3 + ["ArrowLeft"] * 6:
+                    page.keyboard.press(key)
+                    page.wait_for_timeout(80)
+                    if visible_text(box) != before:
+                        changed = True
+                        break
+                assert changed, f"slider in explorable {i} on {path} never changes the display"
+                exercised += 1
+            for group in toggles:
+                before = visible_text(box)
+                buttons = group.query_selector_all("button")
+                changed = False
+                for b in buttons:
+                    b.click()
+                    page.wait_for_timeout(80)
+                    if visible_text(box) != before:
+                        changed = True
+                        break
+                assert changed, f"toggle in explorable {i} on {path} never changes the display"
+                exercised += 1
+        report = SCREENSHOTS.parent / "controls_exercised.json"
+        data = json.loads(report.read_text()) if report.exists() else {}
+        data[path] = exercised
+        report.write_text(json.dumps(data, indent=1, sort_keys=True))
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("path", CHAPTERS + ["book/intro.html"])
+def test_screenshots_and_no_overflow_on_phone(browser, site_url, path):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    name = path.replace("/", "_").removesuffix(".html")
+    for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page, _ = open_page(browser, f"{site_url}/{path}", viewport)
+        try:
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{label}.png"), full_page=False)
+            if label == "phone":
+                for i, box in enumerate(page.query_selector_all(".widget-subarea")[:4]):
+                    box.scroll_into_view_if_needed()
+                    box.screenshot(path=str(SCREENSHOTS / f"{name}-phone-explorable{i}.png"))
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 1, f"{path} scrolls sideways by {overflow}px at phone width"
+                wide = page.evaluate("""[...document.querySelectorAll('article.bd-article *')].filter(e => {
+                    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+                    return r.width > 0 && r.right > window.innerWidth + 1 && s.position !== 'fixed'
+                      && !e.closest('.highlight, pre, .table-wrapper, .cell_output, .output, .widget-subarea, mjx-container, .MathJax, .bd-sidebar, nav');
+                }).map(e => e.tagName + '.' + (e.getAttribute('class') || '')).slice(0, 5)""")
+                assert not wide, f"{path}: elements stick out at phone width: {wide}"
+        finally:
+            page.close()
+
+
+def test_internal_links_resolve(browser, site_url):
+    import urllib.request
+
+    seen, bad, anchors_cache = set(), [], {}
+    page = browser.new_page()
+    try:
+        for path in PAGES:
+            page.goto(f"{site_url}/{path}", wait_until="domcontentloaded")
+            for href in page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)"):
+                if not href.startswith(site_url) or href in seen:
+                    continue
+                seen.add(href)
+                target, frag = urldefrag(href)
+                try:
+                    with urllib.request.urlopen(target) as r:
+                        body = r.read().decode("utf-8", "replace") if target.endswith((".html", "/")) else ""
+                except Exception as exc:           # noqa: BLE001 - report every failure
+                    bad.append(f"{href} (from {path}): {exc}")
+                    continue
+                if frag and body and not re.search(rf'id="{re.escape(frag)}"', body):
+                    bad.append(f"{href} (from {path}): no element with id {frag!r}")
+    finally:
+        page.close()
+    (SCREENSHOTS.parent / "links_crawled.txt").write_text(f"{len(seen)}\n")
+    assert len(seen) > 20
+    assert not bad, "broken internal links:\n" + "\n".join(bad[:20])
+
+
+def test_search_finds_a_chapter_by_a_term_it_teaches(browser, site_url):
+    page, _ = open_page(browser, f"{site_url}/search.html?q=roofline")
+    try:
+        page.wait_for_selector("#search-results li a", timeout=15_000)
+        hrefs = page.evaluate("[...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+        assert any("chapters/01_h100" in h for h in hrefs), hrefs
+    finally:
+        page.close()
+
+
+def test_site_size_report():
+    files = [p for p in SITE.rglob("*") if p.is_file()]
+    total = sum(p.stat().st_size for p in files)
+    pages = {str(p.relative_to(SITE)): p.stat().st_size for p in SITE.rglob("*.html")}
+    heaviest = max(pages, key=pages.get)
+    report = {"total_bytes": total, "files": len(files), "pages": len(pages), "heaviest_page": heaviest,
+              "heaviest_page_bytes": pages[heaviest]}
+    (SCREENSHOTS.parent / "site_report.json").write_text(json.dumps(report, indent=1))
+    print(f"\nsite: {total / 1e6:.1f} MB in {len(files)} files; heaviest page {heaviest} "
+          f"{pages[heaviest] / 1e6:.2f} MB")
+    assert pages[heaviest] < HEAVIEST_PAGE_BUDGET, f"{heaviest} is {pages[heaviest] / 1e6:.1f} MB"
+    assert total < 60e6
