@@ -34,13 +34,13 @@ assets: $(VENV_STAMP) _site_assets/widgets_shim.js
 # The site build precomputes every explorable view (CHIPCHAIN_STATIC=1) so sliders work without a kernel.
 book: assets
 	rm -rf _build/html _build/.doctrees
-	CHIPCHAIN_STATIC=1 MPLBACKEND=Agg .venv/bin/jupyter-book build . $(BUILD_FLAGS)
+	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 
 test-unit: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
 
 test-nbval: $(VENV_STAMP)
-	MPLBACKEND=Agg $(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
+	$(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
 
 test-build: book
 
@@ -55,7 +55,7 @@ test: assets
 
 # Re-execute the committed notebooks in place (live widgets, light outputs) after editing a chapter.
 execute: $(VENV_STAMP)
-	for nb in chapters/*.ipynb; do MPLBACKEND=Agg .venv/bin/jupyter execute --inplace "$$nb" || exit 1; done
+	for nb in chapters/*.ipynb; do .venv/bin/jupyter execute --inplace "$$nb" || exit 1; done
 
 lab: $(VENV_STAMP)
 	.venv/bin/jupyter lab chapters

@@ -20,6 +20,6 @@ mkdir -p "$tmp/chapters"
   echo "  - file: book/references"
 } > "$tmp/_toc.yml"
 cd "$tmp"
-CHIPCHAIN_STATIC=${CHIPCHAIN_STATIC:-1} MPLBACKEND=Agg "$root/.venv/bin/jupyter-book" build . -W -n --keep-going \
+CHIPCHAIN_STATIC=${CHIPCHAIN_STATIC:-1} "$root/.venv/bin/jupyter-book" build . -W -n --keep-going \
   2>&1 | grep -v "^$" | tail -25
 test -f _build/html/index.html && echo "check_chapter: built $(ls _build/html/chapters/*.html | wc -l) chapter page(s)"
