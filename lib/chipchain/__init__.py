@@ -14,7 +14,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = (
-    "attention", "comms", "compute", "deepseek", "economics", "hardware", "inference", "landscape", "memory", "numerics",
+    "attention", "comms", "compute", "deepseek", "economics", "hardware", "inference", "landscape", "memory", "notebook", "numerics",
     "parallel", "platform",
     "plotting", "policy", "power", "reliability", "roofline", "units", "walkthrough", "widgets",
 )
