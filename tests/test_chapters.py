@@ -43,8 +43,10 @@ def test_anatomy(path):
     assert len(re.findall(r"\{glue(?::\w+)?\}", md)) >= 5, f"{path.name}: too few glued numbers"
     assert len(re.findall(r"\{cite(?::\w+)?\}", md)) >= 3, f"{path.name}: too few citations"
     all_code = "\n".join(src(c) for c in code)
-    assert "explorer()" in all_code or "widgets.explore" in all_code, f"{path.name}: no explorable"
     assert "widgets.predict" in all_code, f"{path.name}: no predict-first widget"
+    shown = [o["data"]["text/plain"] for c in code for o in c.get("outputs", [])
+             if "text/plain" in o.get("data", {}) and "".join(o["data"]["text/plain"]).startswith(("Explorable '", 'Explorable "'))]
+    assert len(shown) >= 2, f"{path.name}: needs a predict-first widget and at least one explorable"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
