@@ -5,7 +5,7 @@ from importlib import resources
 
 import pytest
 
-from chipchain import hardware
+from chipchain import _check, hardware
 
 REQUIRED = ["A100-SXM-80GB", "A800", "H100-SXM", "H100-PCIe", "H800", "H20", "H200", "B200", "RTX-3090", "RTX-4090",
             "MI300X", "TPU-v4", "TPU-v5p", "Ascend-910B", "Ascend-910C"]
@@ -32,7 +32,7 @@ def test_names_are_unique_including_aliases():
     seen = set()
     for row in rows():
         for key in [row["name"], *filter(None, row["aliases"].split(";"))]:
-            k = hardware._key(key)
+            k = _check.key(key)
             assert k not in seen, f"duplicate name or alias {key!r}"
             seen.add(k)
 

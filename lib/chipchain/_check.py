@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability"]
+__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "key", "lookup"]
 
 
 def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
@@ -74,3 +74,29 @@ def choice(name: str, value, options) -> str:
             if value.lower() == str(o).lower():
                 return o
     raise ValueError(f"{name} must be one of {', '.join(map(repr, opts))}; got {value!r}")
+
+
+def key(name: str) -> str:
+    """The normalised form used to look names up: lower case, runs of spaces and underscores as one hyphen."""
+    import re
+
+    return re.sub(r"[\s_]+", "-", name.strip().lower())
+
+
+def lookup(index: dict, name, kind: str, argument: str = "name"):
+    """Find ``name`` in ``index`` (normalised key → object with a ``.name``), or raise.
+
+    A non-string ``name`` raises ``ValueError`` naming ``argument``; an unknown one raises ``KeyError`` listing up
+    to four nearest canonical names (all of them when nothing is near). Every catalog lookup in chipchain goes
+    through here, so they all fail the same way.
+    """
+    import difflib
+
+    if not isinstance(name, str):
+        raise ValueError(f"{argument} must be a {kind} name (str), got {name!r}")
+    k = key(name)
+    if k in index:
+        return index[k]
+    near = difflib.get_close_matches(k, list(index), n=8, cutoff=0.4)
+    names = list(dict.fromkeys(index[n].name for n in near))[:4] or list(dict.fromkeys(v.name for v in index.values()))
+    raise KeyError(f"unknown {kind} {name!r}; nearest known names: {', '.join(names)}")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import difflib
 import math
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -145,10 +144,6 @@ def _row_to_accelerator(row: dict) -> Accelerator:
     )
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
-
-
 @lru_cache(maxsize=1)
 def _rows() -> tuple:
     with resources.files("chipchain").joinpath("data/accelerators.csv").open(encoding="utf-8") as f:
@@ -161,7 +156,7 @@ def _index() -> dict:
     for row in _rows():
         acc = _row_to_accelerator(row)
         for key in (acc.name, *acc.aliases):
-            index[_key(key)] = acc
+            index[_check.key(key)] = acc
     return index
 
 
@@ -194,16 +189,7 @@ def get(name) -> Accelerator:
     """
     if isinstance(name, Accelerator):
         return name
-    if not isinstance(name, str):
-        raise ValueError(f"name must be an accelerator name (str), got {name!r}")
-    index = _index()
-    key = _key(name)
-    if key in index:
-        return index[key]
-    canonical = {k: acc.name for k, acc in index.items()}
-    near = difflib.get_close_matches(key, list(canonical), n=8, cutoff=0.4)
-    hint = ", ".join(list(dict.fromkeys(canonical[n] for n in near))[:4]) if near else ", ".join(names())
-    raise KeyError(f"unknown accelerator {name!r}; nearest known names: {hint}")
+    return _check.lookup(_index(), name, "accelerator")
 
 
 def catalog():

@@ -26,9 +26,7 @@ inference ASICs in ``data/serving_devices.csv``; foundry process dates in ``data
 from __future__ import annotations
 
 import csv
-import difflib
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -41,7 +39,8 @@ __all__ = [
     "model_from_walkthrough", "dense_params", "kv_bytes_per_token", "kv_cache_bytes", "weight_bytes",
     "weights_read_per_step", "prefill_flops", "decode_flops", "prefill_bytes", "decode_bytes", "prefill_intensity",
     "decode_intensity", "compute_dtype", "decode_tokens_per_second_bound", "prefill", "decode", "critical_batch",
-    "max_batch", "gpus_to_hold", "batch_table", "serving_table", "quantization_table", "energy_per_token", "energy_per_query", "device", "devices", "device_table",
+    "max_batch", "gpus_to_hold", "batch_table", "serving_table", "quantization_table", "energy_per_token",
+    "energy_per_query", "device", "devices", "device_table",
     "largest_model_that_fits", "edge_fit_table", "doubling_projection", "process_nodes", "node_intervals",
     "plot_moore_projection", "decode_roofline_points", "explore_serving",
 ]
@@ -144,10 +143,6 @@ def _row_to_model(row: dict) -> ModelConfig:
     )
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
-
-
 def _read_csv(filename: str) -> tuple:
     with resources.files("chipchain").joinpath(f"data/{filename}").open(encoding="utf-8") as f:
         return tuple(csv.DictReader(f))
@@ -159,17 +154,8 @@ def _models() -> dict:
     for row in _read_csv("models.csv"):
         m = _row_to_model(row)
         for k in (m.name, *[a for a in row["aliases"].split(";") if a]):
-            index[_key(k)] = m
+            index[_check.key(k)] = m
     return index
-
-
-def _lookup(index: dict, name, kind: str, canonical_names):
-    key = _key(name)
-    if key in index:
-        return index[key]
-    near = difflib.get_close_matches(key, list(index), n=8, cutoff=0.4)
-    names = list(dict.fromkeys(index[n].name for n in near))[:4] or list(canonical_names)
-    raise KeyError(f"unknown {kind} {name!r}; nearest known names: {', '.join(names)}")
 
 
 def models() -> list[str]:
@@ -195,9 +181,7 @@ def model(name) -> ModelConfig:
     """
     if isinstance(name, ModelConfig):
         return name
-    if not isinstance(name, str):
-        raise ValueError(f"model must be a model name (str) or ModelConfig, got {name!r}")
-    return _lookup(_models(), name, "model", models())
+    return _check.lookup(_models(), name, "model", argument="model")
 
 
 def model_table():
@@ -320,8 +304,8 @@ def weights_read_per_step(model_, batch=1, dtype="bf16") -> float:
 
     DeepSeek-V3 (671 B total, 37 B active, 8 of 256 experts) in FP8 at batch 1 and 256:
 
-    >>> round(weights_read_per_step("DeepSeek-V3", 1, "fp8") / 1e9), round(weights_read_per_step("DeepSeek-V3", 256, "fp8") / 1e9)
-    (37, 671)
+    >>> [round(weights_read_per_step("DeepSeek-V3", b, "fp8") / 1e9) for b in (1, 256)]
+    [37, 671]
     """
     m = model(model_)
     b = _bytes("dtype", dtype)
@@ -630,7 +614,7 @@ def serving_table(accelerators, model_, context, weight_dtype="bf16", kv_dtype="
     """One model served on each accelerator at the largest batch its memory holds (:func:`max_batch`): memory,
     bandwidth, batch, and the decode tokens/s bounds. A pandas DataFrame.
 
-    >>> serving_table(["H100", "B200"], "Llama-3-70B", 4096, "fp8").loc["B200", "max batch"]
+    >>> int(serving_table(["H100", "B200"], "Llama-3-70B", 4096, "fp8").loc["B200", "max batch"])
     68
     """
     import pandas as pd
@@ -733,7 +717,7 @@ def _devices() -> dict:
                           bf16_flops=f("bf16_TFLOPS", 1e12), int8_ops=f("int8_TOPS", 1e12), checked=r["checked"],
                           source=r["source"], notes=r["notes"])
         for k in (d.name, *[a for a in r["aliases"].split(";") if a]):
-            index[_key(k)] = d
+            index[_check.key(k)] = d
     return index
 
 
@@ -754,9 +738,7 @@ def device(name) -> ServingDevice:
     """
     if isinstance(name, ServingDevice):
         return name
-    if not isinstance(name, str):
-        raise ValueError(f"name must be a device name (str), got {name!r}")
-    return _lookup(_devices(), name, "device", devices())
+    return _check.lookup(_devices(), name, "device")
 
 
 def device_table():
@@ -868,7 +850,8 @@ def plot_moore_projection(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year
     ax = plotting.axes(ax)
     t = np.linspace(lo, hi, 200)
     before = t <= t0
-    ax.semilogy(t[before], 2.0 ** ((t[before] - t0) / 2.0), color="black", lw=2, label="2-year doubling (history)")
+    ax.semilogy(t[before], 2.0 ** ((t[before] - t0) / 2.0), color="black", lw=2,
+                label="2-year doubling until the base year (assumed)")
     for i, T in enumerate(doubling_times):
         T = _check.positive("doubling_times", T)
         after = t >= t0
