@@ -213,3 +213,95 @@ def test_link_lookup():
     lk = link("IB-NDR")
     with pytest.raises(Exception):
         lk.latency = 0.0     # frozen
+
+
+# --- cluster all-reduce, DP step, scaling ----------------------------------------------------------------------
+
+def test_cluster_allreduce_inside_one_node_uses_intra_link_only():
+    # 8 GPUs: ring over NVLink 4 at 450 GB/s per direction, alpha = the link's latency
+    lk = link("NVLink4")
+    assert comms.cluster_allreduce_time(14e9, 8, algorithm="ring") == pytest.approx(
+        ring_allreduce_time(14e9, 8, lk.bandwidth_per_direction, lk.latency))
+    assert comms.cluster_allreduce_time(14e9, 8, algorithm="hierarchical") == pytest.approx(
+        comms.cluster_allreduce_time(14e9, 8, algorithm="ring"))
+    # effective bandwidth 2/3 of nominal -> 300 GB/s per direction: the seed's 82 ms
+    assert comms.cluster_allreduce_time(14e9, 8, intra="NVLink4", efficiency=2 / 3) == pytest.approx(0.0817, rel=2e-3)
+
+
+def test_cluster_allreduce_across_nodes():
+    nv, ib = link("NVLink4"), link("IB-NDR")
+    m, n = 14e9, 64
+    # multi-rail ring: B = min(450, 8 x 50) = 400 GB/s, alpha of the network
+    assert comms.cluster_allreduce_time(m, n, algorithm="ring") == pytest.approx(
+        ring_allreduce_time(m, n, 400e9, ib.latency))
+    assert comms.cluster_allreduce_time(m, n, algorithm="hierarchical") == pytest.approx(
+        hierarchical_allreduce_time(m, 8, 8, nv.bandwidth_per_direction, ib.bandwidth_per_direction,
+                                    nv.latency, ib.latency))
+    assert comms.cluster_allreduce_time(m, n, algorithm="tree") == pytest.approx(
+        tree_allreduce_time(m, 8, nv.bandwidth_per_direction, nv.latency)
+        + tree_allreduce_time(m, 8, ib.bandwidth_per_direction, ib.latency))
+    # small messages on many GPUs: latency decides, ring loses to both others
+    small = {a: comms.cluster_allreduce_time(1e4, 1024, algorithm=a) for a in comms.ALGORITHMS}
+    assert small["ring"] > small["hierarchical"] and small["ring"] > small["tree"]
+    with pytest.raises(ValueError, match="multiple"):
+        comms.cluster_allreduce_time(m, 12)
+    with pytest.raises(ValueError):
+        comms.cluster_allreduce_time(m, 16, algorithm="butterfly")
+    with pytest.raises(KeyError):
+        comms.cluster_allreduce_time(m, 16, inter="IB-ZZZ")
+
+
+def test_dp_step_times_and_curve():
+    tc, tm = comms.dp_step_times(7e9, 1024, 4e6, 989.4e12, mfu=0.4)
+    assert tc == pytest.approx(6 * 7e9 * 4e6 / (1024 * 989.4e12 * 0.4))
+    assert tm == pytest.approx(comms.cluster_allreduce_time(14e9, 1024, algorithm="hierarchical"))
+    df = comms.dp_scaling_curve(7e9, [8, 64, 512, 4096], 4e6, 989.4e12)
+    eff = df["efficiency"].tolist()
+    assert eff == sorted(eff, reverse=True)                 # falls as GPUs are added (fixed global batch)
+    assert eff[0] > 0.9 and eff[-1] < 0.5                   # seed 004 §4.2: "from 0.9 down to 0.5"
+    assert (df["speedup"].diff().dropna() > 0).all()        # but more GPUs still never slower in this range
+    with pytest.raises(ValueError):
+        comms.dp_scaling_curve(7e9, [], 4e6, 989.4e12)
+
+
+def test_home_broadband_allreduce():
+    # 7B FP16 gradients (14 GB) among 8 homes on 100 Mb/s: 2*7/8*14e9/12.5e6 s = 32.7 minutes per step
+    home = link("Home-100Mbps")
+    t = ring_allreduce_time(14e9, 8, home.bandwidth_per_direction, home.latency)
+    assert t == pytest.approx(1960 + 14 * 0.02, rel=1e-6)
+
+
+def test_shared_nic_slows_the_network_stages():
+    # one 100 GbE NIC per 8-GPU node: each GPU gets 1/8 of it in the hierarchical all-reduce
+    nv, eth = link("NVLink4"), link("Ethernet-100G")
+    t = comms.cluster_allreduce_time(14e9, 32, intra="NVLink4", inter="Ethernet-100G", algorithm="hierarchical",
+                                     nics_per_node=1)
+    assert t == pytest.approx(hierarchical_allreduce_time(14e9, 8, 4, nv.bandwidth_per_direction,
+                                                          eth.bandwidth_per_direction / 8, nv.latency, eth.latency))
+    ring1 = comms.cluster_allreduce_time(14e9, 32, inter="Ethernet-100G", nics_per_node=1)
+    ring8 = comms.cluster_allreduce_time(14e9, 32, inter="Ethernet-100G")
+    assert ring1 == pytest.approx(ring_allreduce_time(14e9, 32, eth.bandwidth_per_direction, eth.latency))
+    assert ring8 < ring1
+    with pytest.raises(ValueError):
+        comms.cluster_allreduce_time(14e9, 32, nics_per_node=0)
+
+
+def test_cheap_ethernet_anecdote():
+    # seed 004 §4.1: plain Ethernet gave 40 % of the expected throughput until RDMA. One reading (chapter 3):
+    # 4 nodes x 8 H100, 7B model, 16K tokens per GPU per step, 40 % MFU; RDMA = one NDR port per GPU,
+    # cheap = one 100 GbE NIC per node. At line rate the model gives ~53 %; TCP at 60 % of line rate gives ~40 %.
+    setup = dict(params=7e9, n_gpus=32, global_batch_tokens=32 * 16384, peak_flops=989.4e12, mfu=0.4)
+
+    def eff(**net):
+        return dp_scaling_efficiency(*comms.dp_step_times(**setup, **net))
+
+    rdma = eff(inter="IB-NDR")
+    assert rdma == pytest.approx(0.942, abs=0.002)
+    assert eff(inter="Ethernet-100G", nics_per_node=1) / rdma == pytest.approx(0.531, abs=0.002)
+    assert eff(inter="Ethernet-100G", nics_per_node=1, efficiency=0.6) / rdma == pytest.approx(0.40, abs=0.005)
+
+
+def test_seed_002_ring_traffic_formula():
+    # seed 002 writes the ring's traffic as "2N x gradient / N"; it is 2(N-1)/N x M: M for 2 ranks, 1.75 M for 8
+    assert comms.allreduce_bytes_per_rank(1.0, 2) == 1.0
+    assert comms.allreduce_bytes_per_rank(1.0, 8) == 1.75

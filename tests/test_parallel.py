@@ -43,6 +43,26 @@ def test_warnings():
     assert P.placement(P.Plan(tp=16, pp=8, dp=8))["tp"].scope == "inter-node"
 
 
+MOE = memory.Model("moe-test", 50e9, 32, 4096, 32, 4096, 32000, "a made-up MoE shape for tests", experts=64,
+                   top_k=2)
+
+
+def test_expert_parallelism():
+    plan = P.Plan(tp=8, pp=1, dp=16, ep=8, microbatches=4)
+    assert P.validate(plan, MOE, 128) == ()
+    assert P.placement(plan)["ep"].scope == "inter-node"
+    row = {r.kind: r for r in P.communication(plan, MOE, "H100")}["EP all-to-all"]
+    msg = 2 * 4096 * 4096 * 2                                 # b·s·h 16-bit elements × top_k = 2
+    assert row.count == 4 * 32 * 4 and row.message == msg
+    assert row.seconds == pytest.approx(row.count * comms.alltoall_time(msg, 8, 50e9, 5e-6))
+    with pytest.raises(ValueError, match="divide the 64 experts"):
+        P.validate(P.Plan(tp=8, dp=24, ep=24), MOE, 192)
+    with pytest.raises(ValueError, match="must divide dp"):
+        P.validate(P.Plan(tp=8, dp=4, ep=8), MOE, 32)
+    with pytest.raises(ValueError, match="top_k"):
+        memory.Model("bad", 1e9, 2, 64, 4, 64, experts=8, top_k=9)
+
+
 def test_plan_bad_input():
     with pytest.raises(ValueError, match="zero"):
         P.Plan(zero=4)
@@ -161,3 +181,14 @@ def test_search_bad_input():
         P.search("175B", 0)
     with pytest.raises(KeyError):
         P.search("175B", 8, "H300")
+
+
+def test_plot_zero_tradeoff_has_four_stages():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = P.plot_zero_tradeoff(175e9, dps=(1, 8, 64))
+    assert len(ax.get_lines()) == 4 + 1                        # four stages and the 80 GB line
+    assert [P.zero_traffic_factor(s) for s in range(4)] == [2, 2, 2, 3]
+    with pytest.raises(ValueError, match="stage"):
+        P.zero_traffic_factor(4)

@@ -140,6 +140,15 @@ def test_first_order_agrees_when_failures_are_rare():
     assert r.goodput_first_order(1800, 30, 300, 30 * DAY) != pytest.approx(g, abs=1e-5)
 
 
+def test_spare_nodes_poisson_quantile():
+    assert r.spare_nodes(100, 0.0, 86400) == 0
+    mean = 128 * 0.78 * 8 * r.llama3_per_gpu_rate() * 3 * DAY
+    k = r.spare_nodes(128, 0.78 * 8 * r.llama3_per_gpu_rate(), 3 * DAY)
+    cdf = lambda k: sum(math.exp(-mean) * mean**i / math.factorial(i) for i in range(k + 1))  # noqa: E731
+    assert cdf(k) >= 0.99 > cdf(k - 1)
+    assert r.spare_nodes(1280, 1e-6, DAY) >= r.spare_nodes(128, 1e-6, DAY)
+
+
 def test_time_lost_and_hours_per_week():
     assert r.time_lost_per_failure(3600, 60, 600) == 2430
     assert r.hours_lost_per_week(0.9) == pytest.approx(16.8)

@@ -33,7 +33,7 @@ from . import _check, widgets
 
 __all__ = [
     "IOCounter", "naive_attention", "flash_attention", "block_sizes", "standard_hbm_accesses",
-    "flash_hbm_accesses", "theorem2_standard", "theorem2_flash", "score_matrix_bytes",
+    "flash_hbm_accesses", "theorem2_standard", "theorem2_flash", "score_matrix_bytes", "score_memory_table",
     "attention_activation_bytes", "peak_extra_memory", "naive_extra_memory", "flash_extra_memory",
     "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory", "traffic_explorer",
     "AttentionStep", "running_example", "SRAM_PER_SM",
@@ -415,6 +415,28 @@ def attention_activation_bytes(seq, heads, batch=1, flash=False) -> float:
     return 4.0 * a * s * b if flash else 5.0 * a * s * s * b
 
 
+def score_memory_table(seqs=(2048, 8192, 32768, 131072), heads=None, bytes_per_element=2):
+    """One layer's N×N score matrix S (all heads, one sequence) at each sequence length, as a pandas DataFrame of
+    bytes: rows are sequence lengths, columns the models in ``heads`` (name → attention heads).
+
+    Default heads: Llama 3 8B 32, GPT-3 175B 96, Llama 3 405B 128 (Dubey et al. 2024, Table 3; Brown et al. 2020,
+    Table 2.1). Each entry is :func:`score_matrix_bytes`; ``bytes_per_element`` 2 for bf16.
+
+    >>> float(score_memory_table([2048], {"GPT-3 175B": 96}).iloc[0, 0]) / 1e6
+    805.306368
+    """
+    import pandas as pd
+
+    if heads is None:
+        heads = {"Llama 3 8B (32 heads)": 32, "GPT-3 175B (96 heads)": 96, "Llama 3 405B (128 heads)": 128}
+    if not isinstance(heads, dict) or not heads:
+        raise ValueError(f"heads must be a non-empty mapping of model name to head count, got {heads!r}")
+    rows = {n: {name: score_matrix_bytes(n, a, 1, bytes_per_element) for name, a in heads.items()} for n in seqs}
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "sequence length N"
+    return out
+
+
 def peak_extra_memory(func, *args, **kwargs) -> int:
     """Peak bytes allocated while ``func(*args, **kwargs)`` runs, measured with :mod:`tracemalloc`.
 
@@ -530,7 +552,7 @@ def traffic_table(ns, d=64, sram=SRAM_PER_SM["A100"] // 2, bytes_per_element=2):
 
 def plot_hbm_traffic(ns, d=64, sram=SRAM_PER_SM["A100"] // 2, bytes_per_element=2, ax=None):
     """Log–log plot of HBM traffic per head vs N: counted (solid) and Theorem 2's order (dashed) for both
-    algorithms. Returns the matplotlib Axes."""
+    algorithms, with a dotted line at N = M/d, the lower end of the theorem's range. Returns the matplotlib Axes."""
     from . import plotting
 
     t = traffic_table(ns, d, sram, bytes_per_element)
@@ -540,6 +562,10 @@ def plot_hbm_traffic(ns, d=64, sram=SRAM_PER_SM["A100"] // 2, bytes_per_element=
         ax.loglog(t["N"], t[f"{name} (counted)"], "-o", color=plotting.color(i), label=f"{label}, counted")
         ax.loglog(t["N"], t[f"{name} (Theorem 2 order)"], "--", color=plotting.color(i),
                   label=f"{label}, Theorem 2 order")
+    if min(ns) < sram / d < max(ns):
+        ax.axvline(sram / d, color="#555", linestyle=":", linewidth=1)
+        ax.annotate("N = M/d", (sram / d, t["standard (counted)"].max()), xytext=(-4, 0),
+                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555")
     ax.set_xlabel("sequence length N (tokens)")
     ax.set_ylabel("HBM traffic per head (bytes)")
     ax.set_title(f"d = {d}, SRAM = {sram * bytes_per_element / 1024:g} KiB")
@@ -572,6 +598,12 @@ _EX_SRAM = {"48 KiB": 48 * 1024, "100 KB (Dao et al.'s 'around 100KB')": 100_000
             "192 KiB (A100 SM)": SRAM_PER_SM["A100"], "228 KiB (H100 SM)": SRAM_PER_SM["H100"]}
 
 
+def _sram_label(nbytes):
+    from . import units
+
+    return f"{nbytes // 1024} KiB" if nbytes % 1024 == 0 else str(units.fmt_bytes(nbytes))
+
+
 def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
     from . import plotting, units
 
@@ -589,13 +621,13 @@ def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
                {"x": _EX_NS, "y": th_s, "label": "N·d + N² (Theorem 2)", "dash": True, "color": plotting.color(0)},
                {"x": _EX_NS, "y": th_f, "label": "N²d²/M (Theorem 2)", "dash": True, "color": plotting.color(1)}],
         points=[{"x": n, "y": std[i], "color": plotting.color(0)}, {"x": n, "y": fl[i], "color": plotting.color(1)}],
-        xlog=True, ylog=True, xlabel="sequence length N", ylabel="HBM traffic per head (bytes, fp16)",
-        alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {units.fmt_bytes(sram_bytes)}: "
+        xlog=True, ylog=True, xlabel="sequence length N", ylabel="HBM traffic per head (bytes, BF16)",
+        alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {_sram_label(sram_bytes)}: "
             f"at N = {n}, standard attention moves {units.fmt_bytes(std[i])}, FlashAttention "
             f"{units.fmt_bytes(fl[i])}")
     regime = ("inside Theorem 2's range d ≤ M ≤ N·d" if d <= m <= n * d else
               "outside Theorem 2's range: the SRAM holds all of K and V (M > N·d), so both read them about once")
-    return (f"<p>N = {n:,}, d = {d}, SRAM M = {m:,} fp16 elements ({regime}); tiles B_r = {br}, B_c = {bc}.<br>"
+    return (f"<p>N = {n:,}, d = {d}, SRAM M = {m:,} two-byte (BF16) elements ({regime}); tiles B_r = {br}, B_c = {bc}.<br>"
             f"Standard attention moves <strong>{units.fmt_bytes(std[i])}</strong> per head, FlashAttention "
             f"<strong>{units.fmt_bytes(fl[i])}</strong>: {std[i] / fl[i]:.1f}× less. "
             f"Score matrix per head: {units.fmt_bytes(n * n * bytes_per_element)} (standard) vs "
@@ -605,7 +637,7 @@ def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
 @widgets.explorer
 def traffic_explorer():
     """Explorable: counted HBM traffic of standard attention and FlashAttention against N, head dimension and
-    SRAM size (fp16 elements, one head), with Theorem 2's orders (Dao et al. 2022)."""
+    SRAM size (BF16 elements, one head), with Theorem 2's orders (Dao et al. 2022)."""
     from . import units
 
     return widgets.explore(_traffic_view, [

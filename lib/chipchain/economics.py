@@ -25,7 +25,7 @@ from . import _check, compute, plotting, power, units, widgets
 from .units import HOUR
 
 __all__ = ["RunCost", "run_cost", "seed002_example", "OwnershipCost", "ownership_cost", "cost_per_used_hour",
-           "break_even_utilisation", "HOURS_PER_YEAR", "buy_vs_rent_explorer"]
+           "break_even_utilisation", "HOURS_PER_YEAR", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
 
 #: hours in a 365-day year
 HOURS_PER_YEAR = 8760.0
@@ -175,12 +175,48 @@ def break_even_utilisation(fixed_per_year, variable_per_used_hour, rent_per_hour
     return f / (HOURS_PER_YEAR * (r - v))
 
 
+def plot_buy_vs_rent(purchase_price=30_000, accelerator_power_=700, host_share=575, rents=(2.0, 3.0, 4.0), ax=None,
+                     **ownership):
+    """Owning's cost per used hour, ``F / (8760 · u) + v``, against utilisation, with each rent as a horizontal line
+    and its break-even utilisation marked. Extra keyword arguments go to :func:`ownership_cost`. Returns the Axes.
+
+    >>> ax = plot_buy_vs_rent(rents=(2.0, 4.0))
+    >>> [t.get_text() for t in ax.texts]
+    ['86%', '40%']
+    >>> import matplotlib.pyplot as plt; plt.close("all")
+    """
+    base = ownership_cost(purchase_price, 1.0, accelerator_power_, host_share, **ownership)
+    ax = plotting.axes(ax)
+    us = [0.02 * i for i in range(5, 51)]
+    ax.plot(us, [base.fixed / (HOURS_PER_YEAR * u) + base.variable_per_used_hour for u in us],
+            color=plotting.color(0), lw=2, label="own: cost per used GPU-hour")
+    for i, r in enumerate(rents):
+        r = _check.positive("rents", r)
+        c = plotting.color(i + 1)
+        ax.axhline(r, color=c, ls="--", lw=1.2, label=f"rent ${r:.2f}/h")
+        u = break_even_utilisation(base.fixed, base.variable_per_used_hour, r)
+        if u <= 1:
+            ax.plot([u], [r], "o", color=c)
+            ax.annotate(f"{u:.0%}", (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
+    ax.set_xlim(0.1, 1.0)
+    ax.set_ylim(0, max(8.0, max(rents) * 1.3))
+    ax.set_xlabel("utilisation of an owned GPU (fraction of the year's hours)")
+    ax.set_ylabel("$ per used GPU-hour")
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+    ax.legend(fontsize=8)
+    return ax
+
+
 @widgets.explorer
 def buy_vs_rent_explorer():
     """Explorable: cost per used GPU-hour of owning vs renting, over utilisation, with the break-even point.
 
     Controls: rental price, purchase price, electricity price, depreciation years. Fixed: 700 W, 575 W host share
     (DGX H100 at its rating), PUE 1.4, operations 5 %/year, facility $1,500/kW-year (assumptions).
+
+    >>> ex = buy_vs_rent_explorer()
+    >>> ex.n_views, "Owning is cheaper above 86 %" in ex.render_current()
+    (48, True)
     """
     us = [0.05 * i for i in range(2, 21)]
 
@@ -195,8 +231,8 @@ def buy_vs_rent_explorer():
                    {"x": [us[0], us[-1]], "y": [rent, rent], "label": "rent", "dash": True}],
             vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)), xlabel="utilisation of the owned GPU",
             ylabel="$ per used GPU-hour",
-            alt=f"Owning costs {units.fmt_dollars(owned[-1])} per hour at full use and more at lower use; renting "
-                f"costs ${rent:g}. Break-even utilisation {units.fmt_percent(u_star)}.")
+            alt=f"Owning costs ${owned[-1]:.2f} per used hour at full use and more at lower use; renting "
+                f"costs ${rent:.2f}. Break-even utilisation {units.fmt_percent(u_star)}.")
         verdict = (f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation." if u_star <= 1 else
                    f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
                    f"{units.fmt_percent(u_star)}).")

@@ -254,6 +254,19 @@ def evaluation_data(chips=DEFAULT_CHIPS, dtype="bf16"):
     >>> float(evaluation_data(("H100", "TPU-v5p")).loc["TPU-v5p", "interconnect"]) / 1e9
     600.0
     """
+    if isinstance(chips, str):
+        raise ValueError(f"chips must be a sequence of catalog names, got the string {chips!r}")
+    return _evaluation_data(tuple(hardware.get(c).name for c in chips), dtype).copy()
+
+
+@lru_cache(maxsize=32)
+def _evaluation_records(chips, dtype):
+    df = _evaluation_data(chips, dtype)
+    return list(df.index), [{d: float(df.at[n, d]) for d in DIMENSIONS} for n in df.index]
+
+
+@lru_cache(maxsize=32)
+def _evaluation_data(chips, dtype):
     import pandas as pd
 
     extra = {r["name"]: r for r in _csv("chip_evaluation.csv")}
@@ -299,18 +312,22 @@ def score_chips(weights, chips=DEFAULT_CHIPS, dtype="bf16"):
         w[key] = _check.nonnegative(f"weights[{k!r}]", v)
     if not any(w.values()):
         raise ValueError("weights must give at least one dimension a weight above zero")
-    raw = evaluation_data(chips, dtype)
-    scaled = raw[list(DIMENSIONS)] / raw[list(DIMENSIONS)].max()
+    import pandas as pd
+
+    names, raw = _evaluation_records(tuple(hardware.get(c).name for c in chips), dtype)
+    best = {d: max((r[d] for r in raw if not math.isnan(r[d])), default=math.nan) for d in DIMENSIONS}
+    top = max(w.values())
+    w = {k: v / top for k, v in w.items()}          # scale-free (and safe for tiny weights)
     total_w = sum(w.values())
-    scores, coverage = [], []
-    for name, row in scaled.iterrows():
-        have = {d: wt for d, wt in w.items() if wt > 0 and not math.isnan(row[d])}
+    rows = []
+    for r in raw:
+        scaled = {d: r[d] / best[d] if not math.isnan(r[d]) else math.nan for d in DIMENSIONS}
+        have = {d: wt for d, wt in w.items() if wt > 0 and not math.isnan(scaled[d])}
         sw = sum(have.values())
-        scores.append(sum(wt * row[d] for d, wt in have.items()) / sw if sw else math.nan)
-        coverage.append(sw / total_w)
-    out = scaled.copy()
-    out["score"] = scores
-    out["coverage"] = coverage
+        scaled["score"] = sum(wt * scaled[d] for d, wt in have.items()) / sw if sw else math.nan
+        scaled["coverage"] = sw / total_w
+        rows.append(scaled)
+    out = pd.DataFrame(rows, index=pd.Index(names, name="name"))
     return out.sort_values("score", ascending=False, na_position="last")
 
 
@@ -341,7 +358,7 @@ def naive_matmul_reads(m, k, n) -> int:
 def systolic_peak_ops(rows, cols, clock_hz, ops_per_mac=2) -> float:
     """Peak rate of a systolic array: ``P = rows · cols · ops_per_mac · f`` (operations per second).
 
-    Source: Jouppi et al. (2017) §2: TPU v1's 256×256 MACs at 700 MHz = 92 TOPS.
+    Source: Jouppi et al. (2017): TPU v1's 256×256 MACs at 700 MHz = 92 TOPS.
 
     >>> round(systolic_peak_ops(256, 256, 700e6) / 1e12, 1)
     91.8
@@ -432,7 +449,8 @@ def systolic_matmul(a, b, array_size=None) -> SystolicRun:
 
 # --- explorables ----------------------------------------------------------------------------------------------------
 
-COMPARE_CHIPS = ("H100-SXM", "B200", "MI300X", "TPU-v5p", "Ascend-910B")
+COMPARE_NVIDIA = ("A100-SXM-80GB", "H100-SXM", "B200")
+COMPARE_RIVALS = ("MI300X", "TPU-v5p", "Ascend-910B", "RTX-4090", "H20")
 
 
 @widgets.explorer
@@ -459,17 +477,19 @@ def compare_explorer():
                                  alt=f"{a.name} and {b.name}: headline and {conv} peaks")
         ratio, naive = pa / pb, ha[0] / hb[0]
         unit = "TOPS" if dtype == "int8" else "TFLOPS"
-        rows = "".join(f"<li>{label}: {v:,.1f} {unit if 'matched' in label else 'T'}</li>" for label, v in bars)
+        units_of = [("TOPS" if ha[1] == "int8" else "TFLOPS"), unit, ("TOPS" if hb[1] == "int8" else "TFLOPS"), unit]
+        rows = "".join(f"<li>{label}: {v:,.1f} {u}</li>" for (label, v), u in zip(bars, units_of))
         verdict = (f"<p>Matched at {conv}: {a.name} / {b.name} = <b>{ratio:.2f}×</b>. Comparing the headlines "
                    f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}.</p>")
-        return svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_bytes(a.memory_bytes)} vs " \
-                                                    f"{units.fmt_bytes(b.memory_bytes)}.</p>"
+        est = [x.name for x in (a, b) if x.is_estimate]
+        caveat = (f"<p>{' and '.join(est)}: catalog figures are unverified estimates.</p>" if est else "")
+        return (svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_bytes(a.memory_bytes)} vs "
+                f"{units.fmt_bytes(b.memory_bytes)}.</p>" + caveat)
 
-    chips = {n: n for n in COMPARE_CHIPS}
     return widgets.explore(render, [
-        widgets.Choice("chip_a", "Chip A", chips, value="H100-SXM"),
-        widgets.Choice("chip_b", "Chip B", chips, value="TPU-v5p"),
-        widgets.Choice("dtype", "Precision", {"BF16": "bf16", "FP16": "fp16", "FP8": "fp8"}, value="bf16"),
+        widgets.Choice("chip_a", "NVIDIA chip", {n: n for n in COMPARE_NVIDIA}, value="H100-SXM"),
+        widgets.Choice("chip_b", "Compared with", {n: n for n in COMPARE_RIVALS}, value="TPU-v5p"),
+        widgets.Choice("dtype", "Precision", {"BF16": "bf16", "FP8": "fp8", "INT8": "int8"}, value="bf16"),
         widgets.Toggle("sparse", "2:4 sparsity", value=False, labels=["dense", "sparse"]),
     ], title="Precision-matched comparison of two chips")
 

@@ -28,7 +28,7 @@ __all__ = [
     "Recipe", "RECIPES", "recipe", "recipe_names", "state_breakdown", "state_bytes", "rule_of_thumb_ledger",
     "zero_bytes_per_gpu", "sharded_state_breakdown", "activation_bytes_per_layer", "activation_bytes_per_stage",
     "checkpointed_activation_bytes", "Model", "MODELS", "model", "Ledger", "Fit", "ledger", "min_gpus",
-    "inference_weight_bytes", "sizing_table", "RECOMPUTE", "memory_explorer", "plot_ledgers",
+    "inference_weight_bytes", "sizing_table", "RECOMPUTE", "memory_explorer", "plot_ledgers", "recipe_table", "activation_table",
 ]
 
 RECOMPUTE = ("none", "selective", "full")
@@ -124,6 +124,21 @@ def recipe(name) -> Recipe:
         return RECIPES[key]
     near = difflib.get_close_matches(key, list(RECIPES), n=3, cutoff=0.3) or list(RECIPES)
     raise KeyError(f"unknown recipe {name!r}; nearest known names: {', '.join(near)}")
+
+
+def recipe_table():
+    """Every recipe's bytes per parameter by component, with its total, what it counts and its source (a pandas
+    DataFrame indexed by recipe name).
+
+    >>> recipe_table().loc["mixed-adam-fp32-grads", "total"]
+    np.float64(18.0)
+    """
+    import pandas as pd
+
+    rows = {n: {**r.breakdown(), "total": r.total, "counts": r.counts, "source": r.source}
+            for n, r in RECIPES.items()}
+    return pd.DataFrame(rows).T.astype({k: float for k in ("weights", "gradients", "master weights",
+                                                            "optimizer moments", "total")})
 
 
 def state_breakdown(params, recipe_name="mixed-adam") -> dict:
@@ -287,6 +302,26 @@ def activation_bytes_per_stage(seq, batch, hidden, heads, layers, pp=1, tp=1, se
     return per_layer * (l / p) * min(p, m) * factor
 
 
+def activation_table(model_name="175B", microbatch=1, tp=8):
+    """Korthikanti et al. 2022's Table 2 evaluated for one model: activation bytes per layer (and for all layers)
+    under each combination of tensor parallelism, sequence parallelism and recomputation (a pandas DataFrame, GB).
+
+    >>> float(round(activation_table().loc["TP + SP + selective", "per layer (GB)"], 3))
+    0.107
+    """
+    import pandas as pd
+
+    m = model(model_name)
+    cases = {"no parallelism": (1, False, "none"), "TP": (tp, False, "none"), "TP + SP": (tp, True, "none"),
+             "TP + selective": (tp, False, "selective"), "TP + SP + selective": (tp, True, "selective"),
+             "full recompute": (tp, False, "full"), "TP + SP + full": (tp, True, "full")}
+    rows = {}
+    for name, (t, sp, rc) in cases.items():
+        b = activation_bytes_per_layer(m.seq, microbatch, m.hidden, m.heads, t, sp, rc)
+        rows[name] = {"tp": t, "per layer (GB)": b / 1e9, f"{m.layers} layers (GB)": b * m.layers / 1e9}
+    return pd.DataFrame(rows).T.astype({"tp": int})
+
+
 def checkpointed_activation_bytes(layers, every, layer_bytes, boundary_bytes) -> float:
     """Activations with checkpoints every ``every`` layers (Chen et al. 2016): keep the input of every ``every``-th
     layer, ⌈L/k⌉ · boundary, plus one segment's full activations while it is recomputed, k · layer.
@@ -313,8 +348,10 @@ def checkpointed_activation_bytes(layers, every, layer_bytes, boundary_bytes) ->
 
 @dataclass(frozen=True)
 class Model:
-    """A dense GPT-style model: parameters Ψ (nominal count), layers, hidden size, attention heads, sequence length,
-    vocabulary; with its source."""
+    """A GPT-style model: parameters Ψ (nominal count), layers, hidden size, attention heads, sequence length,
+    vocabulary, its source; for a mixture-of-experts model, experts per layer and experts per token (the memory
+    functions treat every parameter as dense; expert parallelism is validated and its traffic counted in
+    :mod:`chipchain.parallel`)."""
 
     name: str
     params: float
@@ -324,12 +361,18 @@ class Model:
     seq: int
     vocab: int = 0
     source: str = ""
+    experts: int = 0            #: experts per MoE layer (0: a dense model)
+    top_k: int = 0              #: experts each token is routed to
 
     def __post_init__(self):
         _check.positive("params", self.params)
         for f in ("layers", "hidden", "heads", "seq"):
             _check.integer(f, getattr(self, f))
         _check.integer("vocab", self.vocab, minimum=0)
+        _check.integer("experts", self.experts, minimum=0)
+        _check.integer("top_k", self.top_k, minimum=0)
+        if self.experts and not 1 <= self.top_k <= self.experts:
+            raise ValueError(f"top_k must be between 1 and experts ({self.experts}), got {self.top_k!r}")
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
 
@@ -489,7 +532,8 @@ def sizing_table(params=(7e9, 13e9, 70e9), recipe_name="mixed-adam", cards=(24e9
         for dt in ("int8", "int4"):
             row[f"min {cards[0] / 1e9:g} GB cards ({dt} infer)"] = min_gpus(inference_weight_bytes(p, dt), cards[0])
         rows[f"{p / 1e9:g}B"] = row
-    return pd.DataFrame(rows).T
+    df = pd.DataFrame(rows).T
+    return df.astype({c: int for c in df.columns if c.startswith("min")})
 
 
 def plot_ledgers(ledgers, capacity=None, capacity_label="card", ax=None):

@@ -27,7 +27,7 @@ from . import widgets as _widgets
 
 __all__ = ["Plan", "validate", "Group", "placement", "default_links", "bubble_fraction", "idle_share",
            "CommRow", "communication", "Analysis", "analyze", "Candidate", "search", "plan_explorer",
-           "search_explorer", "zero_traffic_factor", "plot_zero_tradeoff"]
+           "search_explorer", "zero_traffic_factor", "plot_zero_tradeoff", "communication_table"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def validate(plan: Plan, model, n_gpus=None, gpus_per_node=8) -> tuple:
 
     Errors: tp × pp × dp ≠ the GPU count; TP not dividing the attention heads; PP × virtual stages not dividing the
     layers; interleaving without pipelining or with micro-batches not a multiple of PP (Megatron-LM's requirement);
-    EP > 1 on a dense model. Warnings: TP crossing nodes; fewer micro-batches than stages; ZeRO-2/3 combined with PP
+    EP > 1 on a dense model, EP not dividing the experts or the data-parallel degree (expert-parallel groups are
+    carved out of the data-parallel ranks). Warnings: TP crossing nodes; fewer micro-batches than stages; ZeRO-2/3 combined with PP
     (DeepSpeed does not support it); ZeRO with DP = 1; sequence parallelism without TP.
 
     >>> validate(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", 1024)
@@ -109,7 +110,13 @@ def validate(plan: Plan, model, n_gpus=None, gpus_per_node=8) -> tuple:
         raise ValueError(f"with interleaving, microbatches ({plan.microbatches}) must be a multiple of pp "
                          f"({plan.pp})")
     if plan.ep > 1:
-        raise ValueError(f"ep = {plan.ep} needs a mixture-of-experts model; the {m.name} model is dense")
+        if not m.experts:
+            raise ValueError(f"ep = {plan.ep} needs a mixture-of-experts model; the {m.name} model is dense")
+        if m.experts % plan.ep:
+            raise ValueError(f"ep = {plan.ep} must divide the {m.experts} experts of the {m.name} model")
+        if plan.dp % plan.ep:
+            raise ValueError(f"ep = {plan.ep} must divide dp = {plan.dp}: experts are spread over the "
+                             f"data-parallel ranks")
     warnings = []
     if plan.tp > g:
         warnings.append(f"TP = {plan.tp} spans {math.ceil(plan.tp / g)} nodes of {g} GPUs: its all-reduces, four "
@@ -146,15 +153,19 @@ def _scope(size: int, stride: int, g: int) -> str:
 
 
 def placement(plan: Plan, gpus_per_node=8) -> dict:
-    """Where each group sits, ranks laid out TP innermost, then PP, then DP: {"tp", "pp", "dp": :class:`Group`}.
+    """Where each group sits, ranks laid out TP innermost, then PP, then DP: {"tp", "pp", "dp": :class:`Group`}, plus
+    "ep" when expert parallelism is used (the first ``ep`` ranks of each data-parallel group).
 
     >>> {k: (v.stride, v.scope) for k, v in placement(Plan(tp=2, pp=4, dp=16)).items()}
     {'tp': (1, 'intra-node'), 'pp': (2, 'intra-node'), 'dp': (8, 'inter-node')}
     """
     g = _check.integer("gpus_per_node", gpus_per_node)
-    return {"tp": Group(plan.tp, 1, _scope(plan.tp, 1, g)),
-            "pp": Group(plan.pp, plan.tp, _scope(plan.pp, plan.tp, g)),
-            "dp": Group(plan.dp, plan.tp * plan.pp, _scope(plan.dp, plan.tp * plan.pp, g))}
+    out = {"tp": Group(plan.tp, 1, _scope(plan.tp, 1, g)),
+           "pp": Group(plan.pp, plan.tp, _scope(plan.pp, plan.tp, g)),
+           "dp": Group(plan.dp, plan.tp * plan.pp, _scope(plan.dp, plan.tp * plan.pp, g))}
+    if plan.ep > 1:
+        out["ep"] = Group(plan.ep, plan.tp * plan.pp, _scope(plan.ep, plan.tp * plan.pp, g))
+    return out
 
 
 def default_links(accelerator) -> tuple:
@@ -242,6 +253,8 @@ def communication(plan: Plan, model, accelerator="A100", intra_link=None, inter_
     * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``grad_bytes`` each): a ring all-reduce (2Ψ bytes per
       GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter and two
       all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
+    * **EP** (mixture-of-experts models): 4 all-to-alls per layer per micro-batch (dispatch and combine, forward and
+      backward), each of b·s·h·top_k 16-bit elements (every layer treated as an MoE layer; an upper bound).
 
     >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B")
     >>> [(r.kind, r.link, round(r.bytes / 1e9, 1)) for r in rows]
@@ -268,6 +281,13 @@ def communication(plan: Plan, model, accelerator="A100", intra_link=None, inter_
         ln = pick["pp"]
         rows.append(CommRow("PP send/recv", "every micro-batch, between stages", ln.name, count, msg, count * msg,
                             count * comms.p2p_time(msg, ln.bandwidth_per_direction, ln.latency)))
+    if plan.ep > 1:
+        count = 4 * (m.layers // plan.pp) * plan.microbatches
+        msg = act * m.top_k
+        ln = pick["ep"]
+        rows.append(CommRow("EP all-to-all", "every MoE layer, forward and backward", ln.name, count, msg,
+                            count * (plan.ep - 1) / plan.ep * msg,
+                            count * comms.alltoall_time(msg, plan.ep, ln.bandwidth_per_direction, ln.latency)))
     if plan.dp > 1:
         grads = _check.positive("grad_bytes", grad_bytes) * m.params / (plan.tp * plan.pp)
         ln = pick["dp"]
@@ -281,6 +301,21 @@ def communication(plan: Plan, model, accelerator="A100", intra_link=None, inter_
             rows.append(CommRow(kind, "end of step", ln.name, 1, grads, comms.allreduce_bytes_per_rank(grads, d),
                                 comms.ring_allreduce_time(grads, d, bw, lat)))
     return rows
+
+
+def communication_table(plan: Plan, model, accelerator="A100", **kwargs):
+    """:func:`communication` as a pandas DataFrame (one row per kind: when, link, operations, message and total
+    bytes in MB/GB, seconds).
+
+    >>> communication_table(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B").loc["TP all-reduce", "link"]
+    'NVLink3'
+    """
+    import pandas as pd
+
+    rows = communication(plan, model, accelerator, **kwargs)
+    return pd.DataFrame([{"kind": r.kind, "when": r.when, "link": r.link, "operations": r.count,
+                          "message (MB)": r.message / 1e6, "sent per GPU (GB)": r.bytes / 1e9,
+                          "time (s)": r.seconds} for r in rows]).set_index("kind")
 
 
 def zero_traffic_factor(stage) -> float:
@@ -514,7 +549,7 @@ def _plan_view(tp, pp, zero, microbatches, recompute, model_name="175B", n_gpus=
     alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
     bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=a.fit.accelerator,
                             unit_format=lambda v: f"{v:,.1f} GB", alt=alt)
-    head = (f"<p><strong>{html.escape(str(plan))}</strong> ({plan.global_batch} sequences per step). "
+    head = (f"<p><strong>{html.escape(str(plan))}</strong> ({plan.global_batch:,} sequences per step). "
             f'<span style="color:{"#009E73" if a.fit.fits else "#D55E00"}">{a.fit.message}</span>.</p>')
     rows = "".join(f"<tr><td>{c.kind}</td><td>{c.link}</td><td>{c.count:,}</td><td>{fmt_bytes(c.bytes, 3)}</td>"
                    f"<td>{fmt_duration(c.seconds)}</td></tr>" for c in a.comm)
@@ -534,10 +569,10 @@ def plan_explorer():
     memory per GPU against 80 GB, traffic per step by link, bubble and warnings (DP = 1024 / (TP × PP))."""
     W = _widgets
     controls = [
-        W.Slider("tp", "Tensor parallel", [2, 4, 8, 16], value=8),
+        W.Slider("tp", "Tensor parallel", [4, 8, 16], value=8),
         W.Slider("pp", "Pipeline parallel", [4, 8, 16, 32], value=16),
         W.Choice("zero", "ZeRO stage", {"0 (none)": 0, "1 (optimizer)": 1, "3 (everything)": 3}, value=1),
-        W.Slider("microbatches", "Micro-batches per replica", [8, 32, 128], value=32),
+        W.Slider("microbatches", "Micro-batches per replica", [16, 128], value=128),
         W.Choice("recompute", "Recomputation", {"selective": "selective", "full": "full"}),
     ]
     return W.explore(_plan_view, controls, title="Cutting GPT-3 175B across 1,024 A100")

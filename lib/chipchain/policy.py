@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import html
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -119,7 +120,7 @@ class Rule:
     id: str
     name: str
     date: str
-    effective: str
+    effective: str | None       #: date the rule took effect, where our sources give it
     citation: str
     bibkey: str
     checked: str
@@ -353,6 +354,11 @@ _CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "no
 def plot_rule_plane(rule_id="2023-10", ax=None):
     """Every catalog part on the TPP (log) × performance-density plane, coloured by its category under ``rule_id``,
     with the rule's regions shaded. Parts whose die area the catalog lacks sit in a strip below zero. Returns the Axes.
+
+    >>> ax = plot_rule_plane("2023-10")
+    >>> ax.get_xscale(), ax.get_title()
+    ('log', 'October 2023 rule (88 FR 73458)')
+    >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     from matplotlib.patches import Rectangle
 
@@ -385,12 +391,14 @@ def plot_rule_plane(rule_id="2023-10", ax=None):
         groups.setdefault((round(row["tpp"], 1), round(float(y), 3)), []).append((name, row[r.id], row["market"]))
     for (x, y), members in groups.items():
         cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
+        last = x * 1.07 ** (len(cats) - 1)
         for k, (cat, market) in enumerate(cats):
             c = plotting.color(_CAT_COLOURS[cat]) if cat in _CAT_COLOURS else "#777777"
             ax.scatter([x * 1.07**k], [y], s=36, color=c, marker="s" if market == "consumer" else "o",
                        edgecolor="black", linewidth=0.5, zorder=3)
-        ax.annotate(", ".join(n for n, _, _ in members), (x * 1.07 ** (len(cats) - 1), y), xytext=(4, 2),
-                    textcoords="offset points", fontsize=6.5)
+            names = ", ".join(n for n, ct, mk in members if (ct, mk) == (cat, market))
+            ax.annotate(names, (last, y), xytext=(4, 2 - 8 * k), textcoords="offset points", fontsize=6.5, color=c
+                        if len(cats) > 1 else "black")
     for cat in dict.fromkeys(df[r.id]):
         ax.scatter([], [], color=plotting.color(_CAT_COLOURS[cat]) if cat in _CAT_COLOURS else "#777777",
                    label=cat, edgecolor="black", linewidth=0.5)
@@ -413,7 +421,13 @@ def plot_rule_plane(rule_id="2023-10", ax=None):
 @widgets.explorer
 def design_a_chip_explorer():
     """Explorable: design a chip (dense TFLOPS at a precision, die area, chip-to-chip bandwidth, market) and see its
-    category under each rule, with the reason."""
+    category under each rule, with the reason. Equations: :func:`tpp_from`, :func:`performance_density_from`,
+    :func:`classify_numbers`.
+
+    >>> ex = design_a_chip_explorer()
+    >>> ex.n_views, "caught by 3A090.a: TPP 4,800 ≥ 4,800" in ex.render_current()
+    (216, True)
+    """
 
     def render(tflops, bits, die, io, market):
         t = tpp_from(tflops, bits)
@@ -421,16 +435,18 @@ def design_a_chip_explorer():
         rows = []
         for r in _rules():
             c = classify_numbers(t, pd, io * 1e9, market, r.id)
-            rows.append(f"<tr><td>{r.name}</td><td><strong>{c.category}</strong></td><td>{c.reason}</td></tr>")
+            rows.append(f"<tr><td>{html.escape(r.name)}</td><td><strong>{html.escape(c.category)}</strong></td>"
+                        f"<td>{html.escape(c.reason)}</td></tr>")
         chart = plotting.svg_chart(
             points=[{"x": t, "y": pd, "label": "your chip", "color": plotting.color(0)}],
             vlines=[{"x": v, "label": f"{v:,}"} for v in (1600, 2400, 4800)],
             hlines=[{"y": v, "label": f"PD {v:g}"} for v in (1.6, 3.2, 5.92)],
-            xlog=True, xlim=(500, 60_000), ylim=(0, 40), xlabel="TPP", ylabel="performance density",
-            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.3g}, against the 2023 "
+            xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP",
+            ylabel="performance density (log)",
+            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.4g}, against the 2023 "
                 f"thresholds", height=240)
         head = (f"<p>TPP = {tflops:g} × {bits} = <strong>{units.fmt_number(t)}</strong>; performance density = "
-                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.3g}</strong>; I/O {io:g} GB/s "
+                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; I/O {io:g} GB/s "
                 f"(bidirectional); {market}.</p>")
         table = ("<table class='cc-table'><tr><th>rule</th><th>category</th><th>reason</th></tr>"
                  + "".join(rows) + "</table>")

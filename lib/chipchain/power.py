@@ -65,7 +65,12 @@ def fact(key: str) -> float:
 
 
 def facts():
-    """The reference figures as a pandas DataFrame indexed by key (value, unit, description, source, checked)."""
+    """The reference figures as a pandas DataFrame indexed by key (value, unit, description, source, checked).
+
+    >>> f = facts()
+    >>> float(f.loc["pue_uptime_2023", "value"]), f.loc["pue_uptime_2023", "checked"]
+    (1.58, 'V2')
+    """
     import pandas as pd
 
     df = pd.DataFrame(_fact_rows()).set_index("key")
@@ -297,7 +302,11 @@ def run_energy_explorer():
     """Explorable: the energy, electricity bill and emissions of a training run.
 
     Controls: accelerators, power per accelerator (the host share is set to half of it, an assumption shown in the
-    output), days, PUE, electricity price and grid carbon intensity.
+    output), days, PUE, electricity price and grid carbon intensity. Equations: :func:`run_ledger`.
+
+    >>> ex = run_energy_explorer()
+    >>> ex.n_views, "3.3 GWh" in ex.render_current()
+    (144, True)
     """
     def render(n, watts, days, pue, price, carbon):
         host = 0.5 * watts
@@ -320,8 +329,8 @@ def run_energy_explorer():
     return widgets.explore(render, [
         widgets.Slider("n", "Accelerators", [1024, 16384, 100_000], value=1024, fmt=units.fmt_number),
         widgets.Slider("watts", "Power per accelerator (W)", [400.0, 700.0, 1000.0], value=400.0, fmt="g"),
-        widgets.Slider("days", "Days", [30, 90, 158], value=158),
-        widgets.Slider("pue", "PUE", [1.1, 1.4, 1.58], value=1.4),
+        widgets.Slider("days", "Days", [90, 158], value=158),
+        widgets.Slider("pue", "PUE", [1.1, 1.4], value=1.4),
         widgets.Slider("price", "Price ($/kWh)", [0.06, 0.12], value=0.12),
         widgets.Slider("carbon", "Grid (kg CO₂e/kWh)", [0.1, 0.4], value=0.4),
     ], title="Energy and cost of a training run")

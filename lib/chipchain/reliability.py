@@ -7,7 +7,7 @@ Four ideas, in the order chapter 7 uses them:
   ``1/λ``. Llama 3's 54-day snapshot (Dubey et al. 2024, §3.3.4, Table 5) gives a measured per-GPU rate.
 * **Checkpoint interval.** Young (1974): ``τ ≈ √(2·C·M)`` for checkpoint write time ``C`` and mean time between
   failures ``M``; Daly (2006) refines it. Goodput — the fraction of wall-clock time that becomes kept progress —
-  follows from the same renewal argument (Daly 2006, Eq. 13).
+  follows from the same renewal argument (the wall-clock model of Daly 2006).
 * **A Monte Carlo run** with random failures, seeded, whose mean agrees with the model.
 * **Exact resume.** A small but real NumPy training loop (two-layer network, Adam, shuffling, dropout) whose
   checkpoint holds the four things a restart must restore: parameters, optimizer state, RNG state and the data
@@ -37,7 +37,7 @@ __all__ = [
     "failure_logs", "log_value", "llama3_interruptions", "llama3_hours_between", "llama3_per_gpu_rate",
     "per_gpu_rate", "cluster_mtbf", "root_cause_check",
     "young_interval", "daly_interval", "optimal_interval", "goodput", "goodput_first_order",
-    "time_lost_per_failure", "hours_lost_per_week",
+    "time_lost_per_failure", "hours_lost_per_week", "spare_nodes",
     "simulate_goodput", "MonteCarloResult", "simulate_timeline",
     "checkpoint_bytes", "write_time", "required_write_bandwidth",
     "PARTS", "TinyTrainer", "save_checkpoint", "load_checkpoint", "train_with_restart", "ResumeResult",
@@ -283,7 +283,7 @@ def young_interval(write_time, mtbf_) -> float:
 
 
 def daly_interval(write_time, mtbf_) -> float:
-    """Daly's higher-order optimum (Daly 2006, Eq. 37):
+    """Daly's higher-order optimum checkpoint interval (Daly 2006):
     τ = √(2CM)·[1 + ⅓·√(C/2M) + (1/9)·(C/2M)] − C for C < 2M, else τ = M.
 
     >>> round(daly_interval(60, 24 * 3600))
@@ -304,7 +304,10 @@ def goodput(interval, write_time, restart_time, mtbf_) -> float:
 
     Each segment is τ seconds of work followed by a C-second checkpoint write; a failure (at any time, also during
     a write or a restart) loses the segment in progress and costs a restart of R seconds before the segment is
-    tried again. The denominator is the expected wall time to finish one segment (Daly 2006, Eq. 13).
+    tried again. The denominator is the expected wall time to finish one segment: (e^{(τ+C)/M} − 1) failures are
+    expected before a segment completes, each followed by a restart that itself completes only after
+    (e^{R/M} − 1) interrupted tries on average (the renewal model of Daly 2006). ``interval`` τ, ``write_time`` C,
+    ``restart_time`` R and ``mtbf_`` M in seconds; G is a fraction in (0, 1).
 
     >>> round(goodput(3600, 60, 600, 24 * 3600), 4)
     0.9563
@@ -318,7 +321,7 @@ def goodput(interval, write_time, restart_time, mtbf_) -> float:
 
 def goodput_first_order(interval, write_time, restart_time, mtbf_) -> float:
     """First-order goodput, G ≈ 1 − C/τ − τ/(2M) − R/M: checkpoint overhead, half an interval of rework per failure,
-    and the restart. Accurate while τ + C + R ≪ M; it is the expression Young's τ maximises.
+    and the restart. Accurate while τ + C + R ≪ M; it is the expression Young's τ maximises. Times in seconds.
 
     >>> round(goodput_first_order(3600, 60, 600, 24 * 3600), 4)
     0.9556
@@ -334,6 +337,7 @@ def optimal_interval(write_time, restart_time, mtbf_) -> float:
     """The interval that maximises :func:`goodput`, found numerically (golden-section search on log τ).
 
     Close to Daly's estimate; the restart time does not move the optimum (it multiplies every segment equally).
+    Arguments and result in seconds.
 
     >>> round(optimal_interval(60, 600, 24 * 3600))
     3180
@@ -380,6 +384,31 @@ def hours_lost_per_week(goodput_) -> float:
     return (1.0 - _check.fraction("goodput", goodput_, allow_zero=True)) * 168.0
 
 
+def spare_nodes(n_nodes, node_rate, repair_seconds, confidence=0.99) -> int:
+    """Spare nodes to hold so that a job of ``n_nodes`` nodes can always be refilled while broken nodes are repaired:
+    the smallest k with P(N ≤ k) ≥ ``confidence`` for N ~ Poisson(n · λ_node · T_repair) nodes out at a time.
+
+    ``node_rate`` failures per node-second that take a node out of service; ``repair_seconds`` time to swap or fix
+    it. With Llama 3's hardware share (≈ 78 % of its per-GPU rate, 8 GPUs per node), 128 nodes and a 3-day repair:
+
+    >>> lam = 0.78 * 8 * llama3_per_gpu_rate()
+    >>> spare_nodes(128, lam, 3 * 86400)
+    4
+    """
+    n = _check.integer("n_nodes", n_nodes)
+    mean = n * _check.nonnegative("node_rate", node_rate) * _check.nonnegative("repair_seconds", repair_seconds)
+    q = _check.probability("confidence", confidence)
+    if q >= 1:
+        raise ValueError(f"confidence must be below 1, got {confidence!r}")
+    k, term = 0, math.exp(-mean)
+    cdf = term
+    while cdf < q:
+        k += 1
+        term *= mean / k
+        cdf += term
+    return k
+
+
 # --- Monte Carlo -----------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -418,7 +447,7 @@ def simulate_goodput(interval, write_time, restart_time, mtbf_, segments=200, ru
     ``mtbf_``; a failure loses the segment in progress and costs a restart (which can itself be hit by a failure).
 
     The model's expected wall time per run is ``segments × τ / goodput``; ``z`` measures the simulated mean against it
-    in standard errors (|z| < 4 in tests). Seeded with NumPy's ``default_rng(seed)``.
+    in standard errors (|z| < 4 in tests). Seeded with NumPy's ``default_rng(seed)``. Times in seconds.
 
     >>> r = simulate_goodput(3600, 60, 600, 24 * 3600, segments=100, runs=100, seed=1)
     >>> round(r.goodput_model, 4), abs(r.z) < 4
@@ -445,7 +474,8 @@ def simulate_goodput(interval, write_time, restart_time, mtbf_, segments=200, ru
     se = float(wall.std(ddof=1) / math.sqrt(n))
     g_model = goodput(t, c, r, m)
     expected = k * t / g_model
-    return MonteCarloResult(k * t, tuple(float(w) for w in wall), mean, se, float(seg_fails.reshape(n, k).sum(1).mean()),
+    fails_per_run = float(seg_fails.reshape(n, k).sum(1).mean())
+    return MonteCarloResult(k * t, tuple(float(w) for w in wall), mean, se, fails_per_run,
                             k * t / mean, g_model, (mean - expected) / se if se > 0 else 0.0)
 
 
@@ -828,7 +858,8 @@ def resume_view(params, optimizer, rng, loader) -> str:
         alt=f"Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing "
             f"{', '.join(missing) or 'nothing'}; the curves {'coincide' if same else 'separate after the restart'}.")
     if same:
-        verdict = (f"<p><strong>Bit-identical.</strong> All {run.params.size:,} final weights equal the uninterrupted run's, bit for "
+        verdict = (f"<p><strong>Bit-identical.</strong> All {run.params.size:,} final weights equal the "
+                   "uninterrupted run's, bit for "
                    f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.</p>")
     else:
         verdict = (f"<p><strong>Diverged.</strong> Missing: {', '.join(missing)}. Largest final-weight difference "
@@ -890,7 +921,7 @@ def goodput_explorer():
     """Chapter 7: cluster size, per-GPU MTBF and checkpoint write time → interval, goodput, hours lost per week."""
     return widgets.explore(
         goodput_view,
-        [widgets.Slider("n_gpus", "GPUs", [256, 1024, 4096, 16384, 65536], value=1024, fmt="{:,}"),
+        [widgets.Slider("n_gpus", "GPUs", [256, 1024, 4096, 16384, 65536], value=1024, fmt=","),
          widgets.Slider("gpu_mtbf_years", "per-GPU MTBF (years)", [1.0, 2.0, 5.8, 10.0, 20.0], value=5.8),
          widgets.Slider("write_seconds", "checkpoint write", [10.0, 30.0, 60.0, 120.0, 300.0, 600.0], value=60.0,
                         fmt=lambda s: f"{s:g} s" if s < 60 else f"{s / 60:g} min")],

@@ -1,0 +1,139 @@
+"""chipchain.policy: TPP, performance density, the rules' thresholds (exactly at each), the variant story."""
+import json
+from importlib import resources
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from chipchain import policy
+
+
+def test_tpp_definition():
+    assert policy.tpp_from(300, 16) == 4800          # "4,800 ≈ 300 dense TFLOPS at 16 bits"
+    assert policy.tpp_from(600, 8) == 4800           # "≈ 600 TOPS at 8 bits"
+    assert policy.tpp("A100") == pytest.approx(4992)
+    assert policy.tpp("H100") == pytest.approx(15_832)   # FP8 1,979 × 8 (BF16 989.4 × 16 = 15,830.4)
+    assert policy.tpp_precision("H100")[1] == "fp8"
+    assert policy.tpp("H20") == pytest.approx(2368)
+    assert policy.tpp("RTX-4090") == pytest.approx(5284.8)   # 660.6 dense FP8/INT8 TOPS × 8
+
+
+def test_performance_density():
+    assert policy.performance_density("A100") == pytest.approx(4992 / 826)
+    assert policy.performance_density("H20") == pytest.approx(2368 / 814)
+    with pytest.raises(ValueError, match="die_area_mm2"):
+        policy.performance_density("MI300X")
+
+
+def test_rules_data_carry_citations():
+    raw = json.loads(resources.files("chipchain").joinpath("data/export_rules.json").read_text(encoding="utf-8"))
+    for r in raw["rules"]:
+        assert r["citation"] and r["bibkey"] and r["checked"] in ("V", "V2", "U") and r["paraphrase"] is True
+    assert policy.rule("2022-10").citation == "87 FR 62186"
+    assert policy.rule("2023-10-17").citation == "88 FR 73458"
+
+
+# --- exactly at each threshold ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tpp,io,expected", [
+    (4800, 600e9, "3A090"), (4799.9, 600e9, "not controlled"), (4800, 599.9e9, "not controlled"),
+    (20_000, 900e9, "3A090"), (20_000, 400e9, "not controlled"),
+])
+def test_2022_thresholds(tpp, io, expected):
+    assert policy.classify_numbers(tpp, io_bidir=io, rule_id="2022-10").category == expected
+
+
+@pytest.mark.parametrize("tpp,pd,expected", [
+    (4800, 1.0, "3A090.a"), (4799.9, 1.0, "not controlled"),          # a.1 at TPP 4,800
+    (1600, 5.92, "3A090.a"), (1599.9, 5.92, "not controlled"),        # a.2 at TPP 1,600 and PD 5.92
+    (1600, 5.9199, "3A090.b"),                                        # just under 5.92 → b.2
+    (2400, 1.6, "3A090.b"), (2399.9, 1.6, "not controlled"),          # b.1 lower corner
+    (2400, 1.5999, "not controlled"),
+    (1600, 3.2, "3A090.b"), (1600, 3.1999, "not controlled"),         # b.2 lower edge
+    (3000, 3.1999, "3A090.b"),                                        # b.1 still holds there
+])
+def test_2023_thresholds(tpp, pd, expected):
+    assert policy.classify_numbers(tpp, pd, rule_id="2023-10").category == expected
+
+
+def test_2023_exemption_note_applies_only_below_4800():
+    c = policy.classify_numbers(4799.9, 3.5, market="consumer")
+    assert c.category == "not controlled (note)" and c.controlled is False and "3A090.b" in c.reason
+    assert policy.classify_numbers(4800, 3.5, market="consumer").category == "3A090.a"
+    assert policy.classify_numbers(4799.9, 3.5, market="datacenter").category == "3A090.b"
+
+
+def test_missing_figures_are_undetermined_not_guessed():
+    c = policy.classify_numbers(3000, None, rule_id="2023-10")
+    assert c.category == "undetermined" and c.controlled is None and "die area" in c.reason
+    assert policy.classify_numbers(6000, None, rule_id="2023-10").category == "3A090.a"   # a.1 needs no PD
+    assert policy.classify_numbers(4000, None, None, rule_id="2022-10").category == "not controlled"
+    assert policy.classify_numbers(6000, None, None, rule_id="2022-10").category == "undetermined"
+
+
+# --- the compliant-variant story, computed from the catalog ---------------------------------------------------------
+@pytest.mark.parametrize("name,y2022,y2023", [
+    ("A100", "3A090", "3A090.a"), ("H100", "3A090", "3A090.a"),
+    ("A800", "not controlled", "3A090.a"), ("H800", "not controlled", "3A090.a"),
+    ("H20", "not controlled", "not controlled"),
+    ("RTX-4090", "not controlled", "3A090.a"), ("RTX-3090", "not controlled", "not controlled (note)"),
+])
+def test_variant_story(name, y2022, y2023):
+    assert policy.classify(name, "2022-10").category == y2022
+    assert policy.classify(name, "2023-10").category == y2023
+
+
+def test_reasons_name_the_threshold():
+    assert "I/O 400 GB/s < 600" in policy.classify("A800", "2022-10").reason
+    assert "TPP 2,368 < 2,400" in policy.classify("H20", "2023-10").reason
+    assert "performance density 2.91 < 3.2" in policy.classify("H20", "2023-10").reason
+
+
+def test_placements_cover_the_catalog():
+    from chipchain import hardware
+
+    df = policy.placements()
+    assert list(df.index) == hardware.names()
+    assert set(df["2023-10"]) <= {"3A090.a", "3A090.b", "not controlled", "not controlled (note)", "undetermined"}
+
+
+def test_timeline_and_superpods():
+    t = policy.timeline()
+    assert list(t["date"]) == sorted(t["date"])
+    assert {"2022-10-07", "2023-10-17", "2024-12-02", "2025-01-15", "2025-05-13"} <= set(t["date"])
+    assert t["bibkey"].str.len().gt(0).all()
+    s = policy.superpods()
+    atlas = s[s.index.str.startswith("Atlas")]
+    assert sorted(atlas["pflops_16bit"]) == [288.7, 307.2]                 # both figures the page prints
+    assert atlas["tflops_per_accelerator"].max() == pytest.approx(800)      # 307.2 PF / 384
+
+
+@pytest.mark.parametrize("call", [
+    lambda: policy.tpp_from(-1, 16), lambda: policy.tpp_from(100, 0), lambda: policy.performance_density_from(1, 0),
+    lambda: policy.classify_numbers(float("nan")), lambda: policy.classify_numbers(100, market="home"),
+    lambda: policy.classify_numbers(100, io_bidir=-1),
+])
+def test_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_unknown_rule_and_chip():
+    with pytest.raises(KeyError, match="known rules"):
+        policy.rule("2019")
+    with pytest.raises(KeyError, match="nearest known names"):
+        policy.classify("H300")
+
+
+_ORDER = {"not controlled": 0, "3A090.b": 1, "3A090.a": 2}
+
+
+@settings(max_examples=100, deadline=None)
+@given(tpp=st.floats(0, 40_000), pd=st.floats(0, 30), bump=st.floats(0, 5_000))
+def test_more_tpp_is_never_less_controlled(tpp, pd, bump):
+    """At fixed density, raising TPP never moves a datacenter chip to a laxer category under either rule."""
+    a = policy.classify_numbers(tpp, pd, rule_id="2023-10").category
+    b = policy.classify_numbers(tpp + bump, pd, rule_id="2023-10").category
+    assert _ORDER[b] >= _ORDER[a]
+    a22 = policy.classify_numbers(tpp, pd, 900e9, rule_id="2022-10").controlled
+    b22 = policy.classify_numbers(tpp + bump, pd, 900e9, rule_id="2022-10").controlled
+    assert b22 >= a22
