@@ -26,7 +26,7 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-_site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py
+_site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py book/site.css
 	$(PY) tools/vendor_assets.py
 
 assets: $(VENV_STAMP) _site_assets/widgets_shim.js

@@ -41,7 +41,7 @@ def test_run_facts_and_plan():
     assert len(ds.V3.excludes) >= 4 and ds.V3.checked == "V"
 
 
-# --- implied MFU: the book's estimate -------------------------------------------------------------------------------
+# --- implied MFU: the book's estimate -----------------------------------------------------------------
 
 def test_implied_mfu_on_both_peaks():
     bf16 = ds.implied_mfu(37e9, 14.8e12, 2664e3, "H800", "bf16")
@@ -69,7 +69,7 @@ def test_moe_saving():
         ds.moe_flops_saving(10e9, 20e9)
 
 
-# --- Table 2: pipeline bubbles ------------------------------------------------------------------------------------------
+# --- Table 2: pipeline bubbles -----------------------------------------------------------------
 
 @pytest.mark.parametrize("pp,f,b,w", [(16, 1.0, 2.0, 1.0), (8, 1.3, 2.1, 0.9), (32, 0.5, 1.0, 0.25)])
 def test_bubble_formulas_of_table_2(pp, f, b, w):
@@ -125,7 +125,7 @@ def test_communication_hurts_exposed_schedules_only(comm, pp):
     assert ds.pipeline_efficiency("DualPipe", pp, 64, comm=comm) == ds.pipeline_efficiency("DualPipe", pp, 64)
 
 
-# --- FP8 and MLA ---------------------------------------------------------------------------------------------------
+# --- FP8 and MLA -----------------------------------------------------------------
 
 def test_state_bytes_recipes():
     assert ds.state_bytes_per_param("bf16-mixed") == 16      # Rajbhandari et al. 2020: 2 + 2 + 12
@@ -161,7 +161,7 @@ def test_accounting_table():
     assert t.loc["total", "cost ($ M)"] == pytest.approx(5.576)
 
 
-# --- bad input -------------------------------------------------------------------------------------------------------
+# --- bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("call,match", [
     (lambda: ds.pipeline_bubble("GPipe", 8), "schedule"),
@@ -192,3 +192,14 @@ def test_bad_input_is_a_clear_value_error(call, match):
 def test_unknown_accelerator_is_key_error():
     with pytest.raises(KeyError, match="nearest"):
         ds.job_on("H900", 400e12, 2048, 2.0)
+
+
+def test_plot_pipeline_efficiency_lines():
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = ds.plot_pipeline_efficiency(pp=16, comm=0.5)
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    assert set(lines) == set(ds.SCHEDULES)
+    y = lines["DualPipe"].get_ydata()
+    assert y[-1] == pytest.approx(100 * ds.pipeline_efficiency("DualPipe", 16, 256, comm=0.5))
+    assert all(a <= b for a, b in zip(y, y[1:]))

@@ -61,6 +61,7 @@ def main() -> None:
     copy(mathjax / "output" / "chtml" / "fonts" / "woff-v2", OUT / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2")
     copy(mathjax / "input" / "tex" / "extensions", OUT / "mathjax" / "input" / "tex" / "extensions")
     (OUT / "widgets_shim.js").write_text(SHIM, encoding="utf-8")
+    copy(ROOT / "book" / "site.css", OUT / "site.css")
     size = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
     print(f"vendor_assets: {size / 1e6:.1f} MB in {OUT.relative_to(ROOT)}/")
 

@@ -27,9 +27,9 @@ from .units import DAY, HOUR
 __all__ = [
     "Run", "V3", "V3_ARCH", "SCHEDULES", "gpu_hours_total", "cost_breakdown", "days_per_trillion_tokens",
     "implied_mfu", "achieved_flops_per_gpu", "job_on", "pipeline_bubble", "schedule_memory",
-    "pipeline_efficiency", "fp8_speedup", "state_bytes_per_param", "STATE_RECIPES", "RECIPE_SOURCES", "kv_elements_per_token_mha",
-    "kv_elements_per_token_mla", "moe_flops_saving", "accounting_table", "bubble_table", "plot_pipeline_efficiency", "explore_bubbles",
-    "explore_same_cards",
+    "pipeline_efficiency", "fp8_speedup", "state_bytes_per_param", "STATE_RECIPES", "RECIPE_SOURCES",
+    "kv_elements_per_token_mha", "kv_elements_per_token_mla", "moe_flops_saving", "accounting_table",
+    "bubble_table", "plot_pipeline_efficiency", "bubble_explorer", "same_cards_explorer",
 ]
 
 
@@ -72,11 +72,12 @@ V3 = Run(
 )
 
 #: DeepSeek-V3's architecture figures used here (DeepSeek-AI 2024, Sec. 4.2 "hyper-parameters"; the report's
-#: Sec. 3.2.2 gives the 20 of 132 SMs reserved for communication; NVLink 160 GB/s and IB 50 GB/s in Sec. 3.2.2).
+#: Sec. 3.2.2 gives the 20 of 132 SMs reserved for communication, and NVLink 160 GB/s vs IB 50 GB/s per GPU as the
+#: report quotes them; facts.md reads both as one-direction figures).
 V3_ARCH = {
     "layers": 61, "hidden": 7168, "heads": 128, "head_dim": 128, "kv_rank": 512, "rope_dim": 64,
     "routed_experts": 256, "active_experts": 8, "shared_experts": 1, "max_nodes_per_token": 4,
-    "comm_sms": 20, "sms": 132, "nvlink_per_direction": 160e9, "ib_per_gpu": 50e9,
+    "comm_sms": 20, "sms": 132, "nvlink": 160e9, "ib_per_gpu": 50e9,
 }
 
 
@@ -277,7 +278,8 @@ def pipeline_efficiency(schedule, pp, microbatches, f=1.0, b=2.0, w=1.0, comm=0.
         if m % 2:
             raise ValueError(f"microbatches must be even for DualPipe (half go each way), got {m}")
         if c > 1:
-            raise ValueError(f"comm ({c:g}) above 1 cannot be hidden under compute; DualPipe's overlap needs comm ≤ 1")
+            raise ValueError(f"comm ({c:g}) above 1 cannot be hidden under compute; "
+                             "DualPipe's overlap needs comm ≤ 1")
         useful = m * (f + b)
         return useful / (useful + pipeline_bubble(s, p, f, b, w))
     k = 1 + c
@@ -295,8 +297,8 @@ STATE_RECIPES = {
 }
 RECIPE_SOURCES = {
     "bf16-mixed": "Rajbhandari et al. 2020, Sec. 3.1 (2 + 2 + 12 bytes per parameter)",
-    "deepseek-v3-fp8": "DeepSeek-AI 2024, Sec. 3.3.1 and 3.3.3: master weights and gradients kept in FP32, AdamW moments in "
-                       "BF16; FP8 copies of weights for the GEMMs are transient and not counted",
+    "deepseek-v3-fp8": "DeepSeek-AI 2024, Sec. 3.3.1 and 3.3.3: master weights and gradients kept in FP32, "
+                       "AdamW moments in BF16; FP8 copies of weights for the GEMMs are transient and not counted",
 }
 
 
@@ -394,6 +396,8 @@ def plot_pipeline_efficiency(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64, 
         ax.plot(ms, [100 * pipeline_efficiency(s, p, m, comm=comm) for m in ms], marker="o", ms=3,
                 color=plotting.color(i), ls="--" if s == "ZB1P" else "-", label=s)
     ax.set_xscale("log", base=2)
+    ticks = [m for m in (16, 32, 64, 128, 256, 512) if min(microbatches) <= m <= max(microbatches)]
+    ax.set_xticks(ticks, [str(m) for m in ticks])
     ax.set_ylim(0, 100)
     ax.set_xlabel("micro-batches per iteration")
     ax.set_ylabel("useful compute (%)")
@@ -402,10 +406,10 @@ def plot_pipeline_efficiency(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64, 
     return ax
 
 
-# --- explorables -------------------------------------------------------------------------------------------------------
+# --- explorables -----------------------------------------------------------------------------------------------
 
 @widgets.explorer
-def explore_bubbles():
+def bubble_explorer():
     """Pipeline efficiency of 1F1B, ZB1P and DualPipe against the number of micro-batches, for a pipeline depth,
     a communication-to-compute ratio and a split of the backward pass (the book's model on Table 2)."""
     from . import plotting
@@ -444,7 +448,7 @@ def explore_bubbles():
 
 
 @widgets.explorer
-def explore_same_cards():
+def same_cards_explorer():
     """Same cards × different engineering = different effective compute: V3's pre-training job (6 · 37 B · 14.8 T)
     on H800s at a chosen MFU, price and cluster size, in days and dollars, next to what V3 reported."""
     from . import hardware, units
