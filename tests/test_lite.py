@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -82,6 +83,23 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
     assert copy["cells"][1:] == source["cells"], f"{name}: the lite copy must be the chapter itself, unchanged"
 
 
+def test_install_line_parses_with_the_sites_own_piplite(site):
+    """The install cell's %pip line is accepted by the piplite command-line parser shipped inside the site."""
+    import ast
+    import shlex
+    from argparse import ArgumentParser
+
+    pip_wheel = next((site / "extensions").rglob("piplite-*-py3-none-any.whl"))
+    with zipfile.ZipFile(pip_wheel) as zf:
+        tree = ast.parse(zf.read("piplite/cli.py").decode())
+    func = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "_get_parser")
+    namespace = {"ArgumentParser": ArgumentParser}
+    exec(compile(ast.Module(body=[func], type_ignores=[]), "piplite/cli.py", "exec"), namespace)
+    line = next(ln for ln in build_lite.INSTALL_SOURCE.splitlines() if ln.startswith("%pip "))
+    args = namespace["_get_parser"]().parse_args(shlex.split(line[len("%pip "):]))
+    assert args.action == "install" and "chipchain" in args.packages, args
+
+
 def test_wheel_is_indexed_for_piplite_with_its_hash(site, wheel):
     index = json.loads((site / "pypi" / "all.json").read_text())
     releases = index["chipchain"]["releases"]
@@ -92,8 +110,12 @@ def test_wheel_is_indexed_for_piplite_with_its_hash(site, wheel):
 
 def test_wheel_holds_every_module_and_data_file(wheel):
     package = ROOT / "lib" / "chipchain"
-    expected = {f"chipchain/{p.relative_to(package).as_posix()}" for p in package.rglob("*")
-                if p.is_file() and (p.suffix == ".py" or p.parent.name == "data") and "__pycache__" not in p.parts}
+    with open(ROOT / "pyproject.toml", "rb") as f:   # the package data pyproject.toml promises
+        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["chipchain"]
+    files = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    files |= {p for pattern in patterns for p in package.glob(pattern)}
+    expected = {f"chipchain/{p.relative_to(package).as_posix()}" for p in files}
+    assert any("/data/" in name for name in expected), "no data files found to check"
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
@@ -112,8 +134,9 @@ def test_wheel_installs_and_imports_in_a_clean_venv(wheel, tmp_path):
             "from chipchain import units, hardware, compute, roofline, walkthrough\n"
             "assert 'site-packages' in chipchain.__file__, chipchain.__file__\n"
             "h = hardware.get('H100')\n"
+            "flops = walkthrough.Walkthrough().step2_compute().flops\n"
             "print(chipchain.__version__, h.name, h.peak_flops('bf16'), roofline.ridge_point('H100'),\n"
-            "      f\"{walkthrough.Walkthrough().step2_compute().flops:.2g}\", units.fmt_bandwidth(h.memory_bandwidth))\n")
+            "      f'{flops:.2g}', units.fmt_bandwidth(h.memory_bandwidth))\n")
     out = subprocess.run([str(py), "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     version, name, bf16, ridge, flops, bw = out.stdout.split(maxsplit=5)

@@ -2,11 +2,12 @@
 
 What it does, in order:
 
-1. builds a pure-Python wheel of ``chipchain`` (``pip wheel --no-deps --no-build-isolation``, so no network is
-   needed) from a clean copy of ``pyproject.toml`` and ``lib/``;
+1. writes a pure-Python wheel of ``chipchain`` straight from ``lib/chipchain`` and ``pyproject.toml`` (no build
+   backend, so no network and the same bytes every time);
 2. copies every ``chapters/*.ipynb`` into a staging folder and puts one extra cell at the top of each copy that
    installs the book's library in the browser (``%pip install chipchain``, served by this very site through piplite,
-   plus pandas, matplotlib and ipywidgets, which Pyodide provides) — the chapters in the repository are not touched;
+   plus pandas, matplotlib and ipywidgets) — the chapters in the repository are not touched (their ``glue`` comes
+   from ``chipchain.notebook`` and needs only IPython, which the Pyodide kernel has);
 3. runs ``jupyter lite build`` (jupyterlite-core with the Pyodide kernel) with the notebooks as contents and the
    wheel as a piplite wheel, writing a static site to ``_lite/`` (or ``--output-dir``).
 
@@ -18,43 +19,93 @@ Run from the project root:  .venv/bin/python tools/build_lite.py [--output-dir _
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 
-#: the first cell of every notebook in the lite site; the tag lets a reader (and the tests) recognise it
+#: the first cell of every notebook in the lite site; the tag lets a reader (and the tests) recognise it. piplite's
+#: parser takes no option between "install" and the packages (``install -q pkg`` is rejected), so there is none.
 INSTALL_TAG = "jupyterlite-install"
 INSTALL_SOURCE = (
     "# JupyterLite only: install the book's library (a wheel served by this site) and what the chapters use.\n"
-    "%pip install -q chipchain pandas matplotlib ipywidgets"
+    '%pip install chipchain pandas matplotlib "ipywidgets>=8.1,<8.2"'
 )
 
 
+def _project() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def package_files(project: dict | None = None) -> list[Path]:
+    """Every file the wheel ships: each ``.py`` of the package plus the package data pyproject.toml declares."""
+    project = project or _project()
+    package = ROOT / "lib" / "chipchain"
+    patterns = project["tool"]["setuptools"]["package-data"]["chipchain"]
+    files = {p for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    files |= {p for pattern in patterns for p in package.glob(pattern)}
+    return sorted(files)
+
+
+def _metadata(project: dict) -> str:
+    meta = project["project"]
+    lines = ["Metadata-Version: 2.1", f"Name: {meta['name']}", f"Version: {meta['version']}",
+             f"Summary: {meta['description']}", f"Requires-Python: {meta['requires-python']}"]
+    if isinstance(meta.get("license"), str):
+        lines.append(f"License: {meta['license']}")
+    lines += [f"Classifier: {c}" for c in meta.get("classifiers", [])]
+    lines += [f"Requires-Dist: {d}" for d in meta.get("dependencies", [])]
+    for extra, deps in meta.get("optional-dependencies", {}).items():
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {d}; extra == "{extra}"' for d in deps]
+    readme = ROOT / meta.get("readme", "README.md")
+    body = readme.read_text(encoding="utf-8") if readme.exists() else ""
+    if body:
+        lines.append("Description-Content-Type: text/markdown")
+    return "\n".join(lines) + "\n\n" + body
+
+
 def build_wheel(dest: Path) -> Path:
-    """Build the chipchain wheel into ``dest`` from a clean copy of the package and return its path."""
-    with tempfile.TemporaryDirectory(prefix="chipchain-src-") as tmp:
-        src = Path(tmp)
-        shutil.copy2(ROOT / "pyproject.toml", src / "pyproject.toml")
-        shutil.copytree(ROOT / "lib", src / "lib",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
-        readme = ROOT / "README.md"
-        if readme.exists():
-            shutil.copy2(readme, src / "README.md")
-        else:  # pyproject.toml names README.md as the long description; the wheel needs a file there
-            (src / "README.md").write_text("chipchain: the calculations behind *Steel and Silicon*.\n")
-        dest.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                        "--wheel-dir", str(dest), str(src)], check=True)
-    wheels = sorted(dest.glob("chipchain-*-py3-none-any.whl"))
-    if len(wheels) != 1:
-        raise RuntimeError(f"expected one pure-Python chipchain wheel in {dest}, found {[w.name for w in wheels]}")
-    return wheels[0]
+    """Write a pure-Python wheel of chipchain into ``dest`` and return its path.
+
+    The wheel is assembled directly (a wheel is a zip with a ``.dist-info`` folder, PEP 427) from ``lib/chipchain``
+    and the metadata in ``pyproject.toml``, rather than through a build backend: that needs no network and no
+    particular setuptools, and the same sources always give the same bytes (fixed timestamps, sorted entries).
+    """
+    project = _project()
+    name, version = project["project"]["name"], project["project"]["version"]
+    dist_info = f"{name}-{version}.dist-info"
+    entries = [(p.relative_to(ROOT / "lib").as_posix(), p.read_bytes()) for p in package_files(project)]
+    entries.append((f"{dist_info}/METADATA", _metadata(project).encode()))
+    entries.append((f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: steel-and-silicon tools/build_lite.py\n"
+                                          b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
+    if (ROOT / "LICENSE").exists():
+        entries.append((f"{dist_info}/LICENSE", (ROOT / "LICENSE").read_bytes()))
+    record = []
+    for arcname, data in entries:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{arcname},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
+    dest.mkdir(parents=True, exist_ok=True)
+    wheel = dest / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for arcname, data in entries:
+            info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return wheel
 
 
 def with_install_cell(notebook: dict) -> dict:

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field, replace
 from . import _check, compute
 from .units import DAY
 
-__all__ = ["Walkthrough", "ComputeStep", "TimeStep", "StatesStep"]
+__all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "PlanStep", "MemoryStep", "FailureStep",
+           "ElectricityStep", "LedgerRow", "SourceCheck", "source_checks", "source_check_table", "FOUR_QUESTIONS",
+           "four_questions", "LEDGER_MODELS", "ledger_view", "ledger_explorer", "plot_time_budget"]
 
 
 @dataclass(frozen=True)
@@ -704,5 +706,4 @@ def ledger_explorer():
     ], title="The whole ledger: 2 T tokens, one training run from chip to nation")
 
 
-__all__ += ["LedgerRow", "SourceCheck", "source_checks", "source_check_table", "FOUR_QUESTIONS", "four_questions",
-            "LEDGER_MODELS", "ledger_view", "ledger_explorer", "plot_time_budget"]
+

@@ -48,4 +48,5 @@ def site_pages():
     """Every content page of the built site, relative to its root."""
     skip = {"genindex.html", "search.html", "index.html"}
     return sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-                  if p.name not in skip and not any(part.startswith("_") for part in p.relative_to(SITE).parts))
+                  if p.name not in skip and not any(part.startswith("_") or part == "lite"
+                                                    for part in p.relative_to(SITE).parts))

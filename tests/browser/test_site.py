@@ -190,6 +190,10 @@ def test_internal_links_resolve(browser, site_url):
                     continue
                 seen.add(href)
                 target, frag = urldefrag(href)
+                if "/lite/lab/index.html?path=" in target:      # JupyterLite: the notebook must be in the lite site
+                    nb = target.split("path=", 1)[1]
+                    if not (SITE / "lite" / "files" / nb).exists():
+                        bad.append(f"{href} (from {path}): {nb} is not in the JupyterLite site")
                 try:
                     with urllib.request.urlopen(target) as r:
                         body = r.read().decode("utf-8", "replace") if target.endswith((".html", "/")) else ""
