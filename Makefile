@@ -46,7 +46,7 @@ test-nbval: $(VENV_STAMP)
 test-build: book
 
 test-browser: $(VENV_STAMP)
-	$(PYTEST) -q tests/browser
+	$(PYTEST) -q -n 2 tests/browser
 
 test: assets
 	$(MAKE) test-unit
