@@ -18,12 +18,16 @@ NODE = ROOT / "node_modules"
 OUT = ROOT / "_site_assets"
 
 SHIM = r"""/* Loaded before require.js and the widget manager (see tools/vendor_assets.py).
- * 1. Point RequireJS at the locally served html-manager so its CSS fonts resolve on this site, not a CDN.
+ * 1. Point RequireJS, and the manager's asset path, at the locally served html-manager so its CSS fonts resolve
+ *    on this site, not on a CDN or beside the page.
  * 2. The widget library calls the MathJax 2 API (MathJax.Hub.Queue) whenever window.MathJax exists; under
  *    MathJax 3 that throws once per widget. Give MathJax 3 a Hub.Queue that typesets instead. */
 (function () {
   var here = document.currentScript.src.replace(/[^\/]*$/, "");
-  window.require = { paths: { "@jupyter-widgets/html-manager/dist": here + "widgets" } };
+  window.require = { paths: { "@jupyter-widgets/html-manager/dist": here + "widgets",
+                              "@jupyter-widgets": here + "widgets" } };
+  // Fonts the manager loads lazily (icons in buttons) resolve against this path, not against the page's folder.
+  window.__jupyter_widgets_assets_path__ = here + "widgets/";
   function shim() {
     var mj = window.MathJax;
     if (mj && mj.typesetPromise && !mj.Hub) {
