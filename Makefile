@@ -36,6 +36,7 @@ book: assets
 	rm -rf _build/html _build/.doctrees
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser
+	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
 
 test-unit: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
