@@ -331,19 +331,21 @@ def fp8_speedup(gemm_fraction, gain=2.0) -> float:
 
 # --- MLA ---------------------------------------------------------------------------------------------------------
 
-def kv_elements_per_token_mha(layers, heads, head_dim) -> float:
-    """KV-cache elements per token with standard multi-head attention: 2 · n_h · d_h · l (keys and values).
+def kv_elements_per_token_mha(layers, heads, head_dim) -> int:
+    """KV-cache elements per token with standard multi-head attention: 2 · n_h · d_h · l (keys and values);
+    :func:`chipchain.inference.kv_bytes_per_token` at one byte per element.
 
     DeepSeek-V3's shape with plain MHA (61 layers, 128 heads of 128): 1,998,848 elements, about 4.0 MB at BF16.
 
     >>> kv_elements_per_token_mha(61, 128, 128)
     1998848
     """
-    return (2 * _check.integer("heads", heads) * _check.integer("head_dim", head_dim)
-            * _check.integer("layers", layers))
+    from .inference import kv_bytes_per_token
+
+    return int(kv_bytes_per_token(layers, _check.integer("heads", heads), head_dim, bytes_per_element=1))
 
 
-def kv_elements_per_token_mla(layers, kv_rank, rope_dim) -> float:
+def kv_elements_per_token_mla(layers, kv_rank, rope_dim) -> int:
     """KV-cache elements per token with multi-head latent attention: (d_c + d_h^R) · l (DeepSeek-V2 report, Sec.
     2.1.4 and Table 1): one compressed latent of width d_c plus one shared RoPE key of width d_h^R per layer.
 
@@ -354,8 +356,10 @@ def kv_elements_per_token_mla(layers, kv_rank, rope_dim) -> float:
     >>> round(kv_elements_per_token_mha(61, 128, 128) / kv_elements_per_token_mla(61, 512, 64), 1)
     56.9
     """
-    return (_check.integer("kv_rank", kv_rank) + _check.integer("rope_dim", rope_dim)) * _check.integer("layers",
-                                                                                                        layers)
+    from .inference import kv_bytes_per_token
+
+    latent = _check.integer("kv_rank", kv_rank) + _check.integer("rope_dim", rope_dim)
+    return int(kv_bytes_per_token(layers, latent_dim=latent, bytes_per_element=1))
 
 
 # --- tables for the chapter ------------------------------------------------------------------------------------------
