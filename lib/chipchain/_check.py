@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "key", "lookup"]
+__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "flag", "key", "lookup"]
 
 
 def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
@@ -49,6 +49,13 @@ def fraction(name: str, value, *, allow_zero: bool = False) -> float:
 def probability(name: str, value) -> float:
     """A finite number in [0, 1]."""
     return fraction(name, value, allow_zero=True)
+
+
+def flag(name: str, value) -> bool:
+    """``True`` or ``False`` exactly (not 0/1, not a string): a switch such as ``sparse`` or ``causal``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def integer(name: str, value, *, minimum: int = 1) -> int:

@@ -115,8 +115,7 @@ def _check_counter(counter):
 
 
 def _causal_flag(causal):
-    if not isinstance(causal, bool):
-        raise ValueError(f"causal must be True or False, got {causal!r}")
+    _check.flag("causal", causal)
     return causal
 
 
@@ -410,8 +409,7 @@ def attention_activation_bytes(seq, heads, batch=1, flash=False) -> float:
     s = _check.integer("seq", seq)
     a = _check.integer("heads", heads)
     b = _check.integer("batch", batch)
-    if not isinstance(flash, bool):
-        raise ValueError(f"flash must be True or False, got {flash!r}")
+    _check.flag("flash", flash)
     return 4.0 * a * s * b if flash else 5.0 * a * s * s * b
 
 

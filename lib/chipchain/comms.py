@@ -479,7 +479,9 @@ def dp_step_times(params, n_gpus, global_batch_tokens, peak_flops, mfu=0.4, grad
     peak = _check.positive("peak_flops", peak_flops)
     u = _check.fraction("mfu", mfu)
     gb = _check.positive("grad_bytes_per_param", grad_bytes_per_param)
-    compute = 6 * p * b / (n * peak * u)
+    from .compute import training_flops, training_time
+
+    compute = training_time(training_flops(p, b), n, peak, u)       # 6ND over this step's tokens
     comm = cluster_allreduce_time(p * gb, n, gpus_per_node, intra, inter, algorithm, efficiency, nics_per_node)
     return compute, comm
 

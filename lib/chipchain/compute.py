@@ -67,8 +67,7 @@ def megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=Tr
     l = _check.integer("layers", layers)
     h = _check.integer("hidden", hidden)
     v = _check.integer("vocab", vocab)
-    if not isinstance(recompute, bool):
-        raise ValueError(f"recompute must be True or False, got {recompute!r}")
+    _check.flag("recompute", recompute)
     lead = 96.0 if recompute else 72.0
     return lead * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 

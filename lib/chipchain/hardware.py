@@ -97,8 +97,7 @@ class Accelerator:
         if value is None:
             have = ", ".join(self.precisions()) or "none"
             raise ValueError(f"dtype={dtype!r}: {self.name} has no {key} peak in the catalog (it has: {have})")
-        if not isinstance(sparse, bool):
-            raise ValueError(f"sparse must be True or False, got {sparse!r}")
+        _check.flag("sparse", sparse)
         if sparse:
             if not self.sparse_factor:
                 raise ValueError(f"sparse=True: {self.name} has no structured-sparsity figure in the catalog")

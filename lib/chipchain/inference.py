@@ -240,8 +240,7 @@ def dense_params(layers, hidden, heads, kv_heads, head_dim, ffn, vocab, mlp_matr
     nh, nkv = _check.integer("heads", heads), _check.integer("kv_heads", kv_heads)
     dh, f = _check.integer("head_dim", head_dim), _check.integer("ffn", ffn)
     v, m = _check.integer("vocab", vocab, minimum=0), _check.integer("mlp_matrices", mlp_matrices)
-    if not isinstance(tied_embeddings, bool):
-        raise ValueError(f"tied_embeddings must be True or False, got {tied_embeddings!r}")
+    _check.flag("tied_embeddings", tied_embeddings)
     return float(l * (2 * h * nh * dh + 2 * h * nkv * dh + m * h * f) + v * h * (1 if tied_embeddings else 2))
 
 

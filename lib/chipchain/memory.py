@@ -264,8 +264,7 @@ def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_paralle
     h = _check.integer("hidden", hidden)
     a = _check.integer("heads", heads)
     t = _check.integer("tp", tp)
-    if not isinstance(sequence_parallel, bool):
-        raise ValueError(f"sequence_parallel must be True or False, got {sequence_parallel!r}")
+    _check.flag("sequence_parallel", sequence_parallel)
     rc = _check.choice("recompute", recompute, RECOMPUTE)
     sbh = float(s) * b * h
     if rc == "full":

@@ -373,9 +373,12 @@ class Analysis:
 
 
 def _compute_seconds(plan, m, peak, mfu):
-    tokens = plan.global_batch * m.seq
-    factor = 8.0 / 6.0 if plan.recompute == "full" else 1.0
-    return 6.0 * m.params * tokens * factor / (plan.n_gpus * peak * mfu)
+    """6ND for one step's tokens (8ND with full recomputation: one more forward pass), at ``mfu`` of ``peak``."""
+    from .compute import training_flops, training_time
+
+    per_token = 8.0 if plan.recompute == "full" else 6.0
+    flops = training_flops(m.params, plan.global_batch * m.seq, flops_per_param_token=per_token)
+    return training_time(flops, plan.n_gpus, peak, mfu)
 
 
 def analyze(plan: Plan, model, accelerator="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
