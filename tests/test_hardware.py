@@ -108,17 +108,27 @@ def test_catalog_frame_matches_objects():
     df = hardware.catalog()
     for name in hardware.names():
         acc = hardware.get(name)
-        if acc.tdp is not None:
+        if acc.tdp:
             assert df.loc[name, "tdp_W"] == acc.tdp
         else:
             assert math.isnan(df.loc[name, "tdp_W"])
 
 
+def test_missing_figure_fails_by_name():
+    # B200's SM count is not published per GPU: arithmetic on it must name the part and the field (issue 12)
+    with pytest.raises(ValueError, match="B200 has no 'sms' figure in the catalog"):
+        hardware.get("B200").sms * 4
+    with pytest.raises(ValueError, match="MI300X has no 'die_area_mm2'"):
+        hardware.get("MI300X").require("die_area_mm2")
+
+
 def test_spec_sheet_states_conventions():
-    sheet = hardware.spec_sheet("H100")
+    from chipchain.views.chip import spec_sheet
+
+    sheet = spec_sheet("H100")
     assert "bidirectional" in sheet.loc["Chip-to-chip link", "value"]
     assert "dense" in " ".join(sheet.index)
-    assert hardware.spec_sheet("H20").loc["Checked", "value"].startswith("unverified")
+    assert spec_sheet("H20").loc["Checked", "value"].startswith("unverified")
 
 
 def test_energy_table_horowitz():

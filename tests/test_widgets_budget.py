@@ -10,9 +10,9 @@ from chipchain import widgets
 
 CALLBACK_BUDGET_S = 0.050
 
-for info in pkgutil.iter_modules(chipchain.__path__):
-    if not info.name.startswith("_"):
-        importlib.import_module(f"chipchain.{info.name}")
+for info in pkgutil.walk_packages(chipchain.__path__, prefix="chipchain."):
+    if not info.name.rsplit(".", 1)[-1].startswith("_"):
+        importlib.import_module(info.name)
 
 FACTORIES = sorted(widgets.REGISTRY.items())
 

@@ -10,14 +10,12 @@ Every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar);
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "attention", "comms", "compute", "deepseek", "economics", "hardware", "inference", "landscape", "memory", "notebook", "numerics",
-    "parallel", "platform",
-    "plotting", "policy", "power", "reliability", "roofline", "units", "walkthrough", "widgets",
-)
+#: every public submodule (found on disk, so a new module needs no edit here)
+_SUBMODULES = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 __all__ = list(_SUBMODULES)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "flag", "key", "lookup"]
+__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "flag", "key", "lookup", "nearest_message"]
 
 
 def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
@@ -107,3 +107,13 @@ def lookup(index: dict, name, kind: str, argument: str = "name"):
     near = difflib.get_close_matches(k, list(index), n=8, cutoff=0.4)
     names = list(dict.fromkeys(index[n].name for n in near))[:4] or list(dict.fromkeys(v.name for v in index.values()))
     raise KeyError(f"unknown {kind} {name!r}; nearest known names: {', '.join(names)}")
+
+
+def nearest_message(name, known, kind: str) -> str:
+    """The ``KeyError`` message :func:`lookup` gives, for a plain list of ``known`` names."""
+    import difflib
+
+    index = {key(n): n for n in known}
+    near = difflib.get_close_matches(key(str(name)), list(index), n=8, cutoff=0.4)
+    names = list(dict.fromkeys(index[n] for n in near))[:4] or list(dict.fromkeys(known))
+    return f"unknown {kind} {name!r}; nearest known names: {', '.join(names)}"

@@ -19,32 +19,24 @@ Conventions:
 """
 from __future__ import annotations
 
-import csv
-import difflib
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 
-from . import _check
+from . import _check, _data
 
-__all__ = ["Accelerator", "DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op", "spec_sheet"]
+__all__ = ["Accelerator", "DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op"]
 
 #: precisions with a peak column in the catalog, widest first
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 #: bit width of each precision (used by export-control arithmetic)
 BITS = {"fp64": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
-CHECK_LEVELS = ("V", "V2", "U")
-
-
-def _float(text: str):
-    text = text.strip()
-    return float(text) if text else None
+CHECK_LEVELS = _data.CHECK_LEVELS
 
 
 @dataclass(frozen=True)
 class Accelerator:
-    """One accelerator, in SI units. Missing figures are ``None`` (the catalog does not guess)."""
+    """One accelerator, in SI units. Missing figures are :class:`~chipchain._data.Missing`: any arithmetic
+    with one raises a ``ValueError`` naming the part and the field (the catalog does not guess)."""
 
     name: str
     vendor: str
@@ -105,58 +97,50 @@ class Accelerator:
         return value
 
     def require(self, attribute: str) -> float:
-        """The value of a numeric attribute, or a ``ValueError`` saying the catalog lacks it.
+        """The value of a numeric attribute, or a ``ValueError`` naming the part and the field.
 
         >>> get("TPU-v4").require("tdp")
         Traceback (most recent call last):
         ...
-        ValueError: TPU-v4 has no tdp figure in the catalog
+        ValueError: TPU-v4 has no 'tdp' figure in the catalog
         """
         value = getattr(self, attribute)
-        if value is None:
-            raise ValueError(f"{self.name} has no {attribute} figure in the catalog")
+        if _data.is_missing(value):
+            raise ValueError(f"{self.name} has no {attribute!r} figure in the catalog")
         return value
 
 
 def _row_to_accelerator(row: dict) -> Accelerator:
+    name = row["name"]
     peaks = {}
     for d in DTYPES:
-        col = f"{d}_TOPS" if d == "int8" else f"{d}_TFLOPS"
-        v = _float(row[col])
-        peaks[d] = v * 1e12 if v is not None else None
-    def scaled(col, factor):
-        v = _float(row[col])
-        return v * factor if v is not None else None
-    def as_int(col):
-        v = _float(row[col])
-        return int(v) if v is not None else None
+        peaks[d] = _data.optional_float(row, f"{d}_TOPS" if d == "int8" else f"{d}_TFLOPS", 1e12)
+
+    def fig(col, field, scale=1.0, integer=False):
+        v = _data.optional_int(row, col) if integer else _data.optional_float(row, col, scale)
+        return _data.figure(v, name, field)
+
     return Accelerator(
-        name=row["name"], vendor=row["vendor"], year=int(row["year"]), market=row["market"],
-        process=row["process"], transistors=scaled("transistors_billion", 1e9),
-        die_area_mm2=_float(row["die_area_mm2"]), memory_bytes=scaled("memory_GB", 1e9),
-        memory_type=row["memory_type"], memory_bandwidth=scaled("memory_bandwidth_GBps", 1e9),
-        interconnect_bandwidth=scaled("interconnect_GBps_bidir", 1e9), interconnect=row["interconnect"],
-        tdp=_float(row["tdp_W"]), peaks=peaks, sparse_factor=_float(row["sparse_factor"]),
-        sms=as_int("sms"), cuda_cores=as_int("cuda_cores"), tensor_cores=as_int("tensor_cores"),
+        name=name, vendor=row["vendor"], year=int(row["year"]), market=row["market"],
+        process=row["process"], transistors=fig("transistors_billion", "transistors", 1e9),
+        die_area_mm2=fig("die_area_mm2", "die_area_mm2"), memory_bytes=fig("memory_GB", "memory_bytes", 1e9),
+        memory_type=row["memory_type"], memory_bandwidth=fig("memory_bandwidth_GBps", "memory_bandwidth", 1e9),
+        interconnect_bandwidth=fig("interconnect_GBps_bidir", "interconnect_bandwidth", 1e9),
+        interconnect=row["interconnect"], tdp=fig("tdp_W", "tdp"), peaks=peaks,
+        sparse_factor=_data.optional_float(row, "sparse_factor"), sms=fig("sms", "sms", integer=True),
+        cuda_cores=fig("cuda_cores", "cuda_cores", integer=True),
+        tensor_cores=fig("tensor_cores", "tensor_cores", integer=True),
         checked=row["checked"], source=row["source"], notes=row["notes"],
-        aliases=tuple(a for a in row["aliases"].split(";") if a),
+        aliases=_data.split_aliases(row["aliases"]),
     )
 
 
-@lru_cache(maxsize=1)
 def _rows() -> tuple:
-    with resources.files("chipchain").joinpath("data/accelerators.csv").open(encoding="utf-8") as f:
-        return tuple(csv.DictReader(f))
+    return _data.rows("accelerators.csv")
 
 
-@lru_cache(maxsize=1)
-def _index() -> dict:
-    index = {}
-    for row in _rows():
-        acc = _row_to_accelerator(row)
-        for key in (acc.name, *acc.aliases):
-            index[_check.key(key)] = acc
-    return index
+_REGISTRY = _data.Registry("accelerator", Accelerator, lambda: map(_row_to_accelerator, _rows()),
+                           argument="accelerator")
 
 
 def names() -> list[str]:
@@ -165,15 +149,15 @@ def names() -> list[str]:
     >>> names()[:3]
     ['A100-SXM-80GB', 'A800', 'H100-SXM']
     """
-    return [row["name"] for row in _rows()]
+    return _REGISTRY.names()
 
 
 def all_accelerators() -> list[Accelerator]:
     """Every part in the catalog, in file order."""
-    return [get(n) for n in names()]
+    return _REGISTRY.all()
 
 
-def get(name) -> Accelerator:
+def get(accelerator) -> Accelerator:
     """Look up an accelerator by name or alias, ignoring case, spaces and underscores.
 
     An :class:`Accelerator` passes through unchanged, so functions can accept either. An unknown name raises
@@ -186,9 +170,7 @@ def get(name) -> Accelerator:
     ...
     KeyError: "unknown accelerator 'H300'; nearest known names: H800, H200, H100-SXM, RTX-3090"
     """
-    if isinstance(name, Accelerator):
-        return name
-    return _check.lookup(_index(), name, "accelerator")
+    return _REGISTRY.get(accelerator)
 
 
 def catalog():
@@ -209,10 +191,8 @@ def catalog():
     return df
 
 
-@lru_cache(maxsize=1)
 def _energy_rows() -> tuple:
-    with resources.files("chipchain").joinpath("data/energy_per_op.csv").open(encoding="utf-8") as f:
-        return tuple(csv.DictReader(f))
+    return _data.rows("energy_per_op.csv")
 
 
 def energy_per_op(operation: str | None = None):
@@ -238,46 +218,5 @@ def energy_per_op(operation: str | None = None):
         raise ValueError(f"operation must be a string, got {operation!r}")
     key = operation.strip().lower()
     if key not in by_name:
-        near = difflib.get_close_matches(key, list(by_name), n=3, cutoff=0.3)
-        raise KeyError(f"unknown operation {operation!r}; nearest: {', '.join(by_name[n]['operation'] for n in near)}")
+        raise KeyError(_check.nearest_message(operation, [r["operation"] for r in rows], "operation"))
     return float(by_name[key]["energy_pJ"]) * 1e-12
-
-
-def spec_sheet(name):
-    """One accelerator's spec sheet as a two-column pandas DataFrame (quantity → value with its convention).
-
-    >>> spec_sheet("H100").loc["Memory bandwidth", "value"]
-    '3.35 TB/s'
-    """
-    import pandas as pd
-
-    from . import units
-
-    acc = get(name)
-    rows = [("Vendor, year", f"{acc.vendor}, {acc.year}"), ("Process", acc.process)]
-    if acc.transistors:
-        rows.append(("Transistors", f"{acc.transistors / 1e9:g} billion"))
-    if acc.die_area_mm2:
-        rows.append(("Die area", f"{acc.die_area_mm2:g} mm²"))
-    if acc.sms:
-        rows.append(("Streaming multiprocessors", f"{acc.sms}"))
-    if acc.cuda_cores:
-        rows.append(("CUDA cores (FP32 lanes)", units.fmt_number(acc.cuda_cores)))
-    if acc.tensor_cores:
-        rows.append(("Tensor Cores", units.fmt_number(acc.tensor_cores)))
-    if acc.memory_bytes:
-        rows.append(("Memory", f"{units.fmt_bytes(acc.memory_bytes)} {acc.memory_type} (decimal GB)"))
-    if acc.memory_bandwidth:
-        rows.append(("Memory bandwidth", str(units.fmt_bandwidth(acc.memory_bandwidth))))
-    if acc.interconnect_bandwidth:
-        rows.append(("Chip-to-chip link", f"{acc.interconnect}, {units.fmt_bandwidth(acc.interconnect_bandwidth)} "
-                                          "bidirectional"))
-    if acc.tdp:
-        rows.append(("Power (TDP)", str(units.fmt_power(acc.tdp))))
-    for d in acc.precisions():
-        unit = "TOPS" if d == "int8" else "TFLOP/s"
-        rows.append((f"Peak {d.upper()}, dense", f"{acc.peak_flops(d) / 1e12:,.1f} {unit}"))
-    rows.append(("Checked", {"V": "primary source", "V2": "secondary source quoting the primary",
-                             "U": "unverified: estimate"}[acc.checked]))
-    rows.append(("Source", acc.source))
-    return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")

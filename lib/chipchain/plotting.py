@@ -216,13 +216,11 @@ def svg_bars(segments, *, capacity=None, capacity_label="capacity", unit_format=
     >>> "aria-label" in svg_bars([("weights", 2), ("optimizer", 6)], capacity=10, alt="memory")
     True
     """
-    from . import _check as c
-
     if not alt or not str(alt).strip():
         raise ValueError("alt must describe the chart for readers who cannot see it")
-    segs = [(str(k), c.nonnegative(f"segment {k!r}", v)) for k, v in segments]
+    segs = [(str(k), _check.nonnegative(f"segment {k!r}", v)) for k, v in segments]
     total = sum(v for _, v in segs)
-    cap = c.positive("capacity", capacity) if capacity is not None else None
+    cap = _check.positive("capacity", capacity) if capacity is not None else None
     scale_max = max(total, cap or 0) * 1.05 or 1.0
     ml, pw = 8, width - 16
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '

@@ -1,0 +1,27 @@
+"""Views: figures, explorables and tables for the chapters — the only place presentation lives.
+
+One module per chapter topic; each imports the equations it shows and never re-derives them. Submodules load on
+first use, so ``from chipchain import views`` costs nothing until a view is drawn::
+
+    >>> from chipchain import views
+    >>> views.chip.spec_sheet("H100").loc["Memory bandwidth", "value"]
+    '3.35 TB/s'
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+__all__ = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'chipchain.views' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
