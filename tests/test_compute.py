@@ -4,7 +4,7 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from chipchain import compute, hardware
+from chipchain import models, compute, hardware
 from chipchain.units import DAY, YEAR
 
 
@@ -43,7 +43,7 @@ def test_megatron_equations():
     assert with_rc / without == pytest.approx(4 / 3)
     # per token, Eq. 3 approaches 8 * params (6 + 2 recompute) when s << 6h
     per_token = with_rc / (1536 * 2048)
-    assert per_token / compute.transformer_params(96, 12288) == pytest.approx(8, rel=0.06)
+    assert per_token / models.params_from_shape(96, 12288, 0) == pytest.approx(8, rel=0.06)
 
 
 def test_llama3_mfu_table4():
@@ -83,10 +83,10 @@ def test_training_flops_bad_input(kwargs, arg):
 
 @pytest.mark.parametrize("kwargs,arg", [
     (dict(n_gpus=0), "n_gpus"), (dict(n_gpus=2.5), "n_gpus"), (dict(n_gpus=True), "n_gpus"),
-    (dict(mfu=0), "mfu"), (dict(mfu=50), "mfu"), (dict(peak_flops_per_gpu=-1), "peak_flops_per_gpu"),
+    (dict(mfu=0), "mfu"), (dict(mfu=50), "mfu"), (dict(peak_flops=-1), "peak_flops"),
 ])
 def test_training_time_bad_input(kwargs, arg):
-    base = dict(flops=1e24, n_gpus=8, peak_flops_per_gpu=1e15, mfu=0.4)
+    base = dict(flops=1e24, n_gpus=8, peak_flops=1e15, mfu=0.4)
     base.update(kwargs)
     with pytest.raises(ValueError, match=arg):
         compute.training_time(**base)

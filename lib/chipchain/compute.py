@@ -16,7 +16,7 @@ from . import _check
 from .units import DAY, HOUR
 
 __all__ = [
-    "training_flops", "transformer_params", "megatron_flops_per_iteration", "training_time", "gpu_hours",
+    "training_flops", "megatron_flops_per_iteration", "training_time", "gpu_hours",
     "gpus_needed", "mfu", "cost", "megatron_training_time", "days",
 ]
 
@@ -33,22 +33,6 @@ def training_flops(params, tokens, flops_per_param_token=6.0) -> float:
     """
     return (_check.positive("flops_per_param_token", flops_per_param_token)
             * _check.positive("params", params) * _check.positive("tokens", tokens))
-
-
-def transformer_params(layers, hidden, vocab=0, seq=0) -> float:
-    """Parameters of a GPT-style decoder: 12·l·h² (attention 4h², MLP 8h², biases and norms ignored) + V·h
-    (tied embedding) + s·h (learned positions).
-
-    GPT-3 175B: 96 layers, h = 12,288, V = 50,257, s = 2,048 (Brown et al. 2020, Table 2.1):
-
-    >>> round(transformer_params(96, 12288, 50257, 2048) / 1e9, 1)
-    174.6
-    """
-    l = _check.integer("layers", layers)
-    h = _check.integer("hidden", hidden)
-    v = _check.integer("vocab", vocab, minimum=0)
-    s = _check.integer("seq", seq, minimum=0)
-    return 12.0 * l * h * h + v * h + s * h
 
 
 def megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=True) -> float:
@@ -72,10 +56,10 @@ def megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=Tr
     return lead * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
 
 
-def training_time(flops, n_gpus, peak_flops_per_gpu, mfu) -> float:
+def training_time(flops, n_gpus, peak_flops, mfu) -> float:
     """Wall-clock seconds: T = C / (n · peak · MFU).
 
-    ``flops`` total FLOPs; ``n_gpus`` count; ``peak_flops_per_gpu`` FLOP/s; ``mfu`` a fraction in (0, 1].
+    ``flops`` total FLOPs; ``n_gpus`` count; ``peak_flops`` FLOP/s; ``mfu`` a fraction in (0, 1].
     The running example (2.1e24 FLOPs on 1,024 A100 at 3e14 FLOP/s, 50 % utilisation):
 
     >>> round(training_time(2.1e24, 1024, 3e14, 0.5) / 86400, 1)
@@ -83,10 +67,10 @@ def training_time(flops, n_gpus, peak_flops_per_gpu, mfu) -> float:
     """
     c = _check.positive("flops", flops)
     n = _check.integer("n_gpus", n_gpus)
-    return c / (n * _check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu))
+    return c / (n * _check.positive("peak_flops", peak_flops) * _check.fraction("mfu", mfu))
 
 
-def gpu_hours(flops, peak_flops_per_gpu, mfu) -> float:
+def gpu_hours(flops, peak_flops, mfu) -> float:
     """GPU-hours = C / (peak · MFU) / 3600 — independent of how many GPUs share the work.
 
     Seed 002's worked example, 70B × 10T tokens on H100 (989.4 TFLOP/s BF16 dense) at 40 % MFU:
@@ -95,10 +79,10 @@ def gpu_hours(flops, peak_flops_per_gpu, mfu) -> float:
     2.95
     """
     c = _check.positive("flops", flops)
-    return c / (_check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu)) / HOUR
+    return c / (_check.positive("peak_flops", peak_flops) * _check.fraction("mfu", mfu)) / HOUR
 
 
-def gpus_needed(flops, peak_flops_per_gpu, mfu, seconds) -> float:
+def gpus_needed(flops, peak_flops, mfu, seconds) -> float:
     """GPUs needed to finish ``flops`` in ``seconds``: n = C / (peak · MFU · T) (not rounded up).
 
     Seed 004's 7B model on 2T tokens in 30 days on RTX 3090s (35.6 TFLOP/s) at 40 % MFU:
@@ -107,11 +91,11 @@ def gpus_needed(flops, peak_flops_per_gpu, mfu, seconds) -> float:
     2276
     """
     c = _check.positive("flops", flops)
-    return c / (_check.positive("peak_flops_per_gpu", peak_flops_per_gpu) * _check.fraction("mfu", mfu)
+    return c / (_check.positive("peak_flops", peak_flops) * _check.fraction("mfu", mfu)
                 * _check.positive("seconds", seconds))
 
 
-def mfu(achieved_flops_per_gpu, peak) -> float:
+def mfu(achieved_flops, peak_flops) -> float:
     """Model FLOPs utilisation = achieved model FLOP/s per GPU ÷ peak FLOP/s (Chowdhery et al. 2022).
 
     Llama 3 405B on 16,384 H100: 400 TFLOP/s per GPU against 989.4 peak (Dubey et al. 2024, Table 4):
@@ -119,14 +103,14 @@ def mfu(achieved_flops_per_gpu, peak) -> float:
     >>> round(mfu(400e12, 989.4e12), 3)
     0.404
     """
-    a = _check.nonnegative("achieved_flops_per_gpu", achieved_flops_per_gpu)
-    p = _check.positive("peak", peak)
+    a = _check.nonnegative("achieved_flops", achieved_flops)
+    p = _check.positive("peak_flops", peak_flops)
     if a > p:
-        raise ValueError(f"achieved_flops_per_gpu ({a:g}) cannot exceed peak ({p:g})")
+        raise ValueError(f"achieved_flops ({a:g}) cannot exceed peak_flops ({p:g})")
     return a / p
 
 
-def cost(gpu_hours_, price_per_gpu_hour) -> float:
+def cost(gpu_hours, price_per_gpu_hour) -> float:
     """Dollars = GPU-hours × price per GPU-hour.
 
     DeepSeek-V3's 2.788 M H800 GPU-hours at $2 (DeepSeek-AI 2024, Table 1):
@@ -134,11 +118,11 @@ def cost(gpu_hours_, price_per_gpu_hour) -> float:
     >>> cost(2.788e6, 2.0)
     5576000.0
     """
-    return _check.nonnegative("gpu_hours", gpu_hours_) * _check.nonnegative("price_per_gpu_hour",
+    return _check.nonnegative("gpu_hours", gpu_hours) * _check.nonnegative("price_per_gpu_hour",
                                                                             price_per_gpu_hour)
 
 
-def megatron_training_time(tokens, params, n_gpus, achieved_flops_per_gpu) -> float:
+def megatron_training_time(tokens, params, n_gpus, achieved_flops) -> float:
     """End-to-end training time with recomputation, T ≈ 8·T_tok·P / (n·X) seconds (Narayanan et al. 2021, Eq. 4).
 
     The factor 8 = 6 (forward and backward) + 2 (the recomputed forward pass). The paper's example: GPT-3 175B on
@@ -150,7 +134,7 @@ def megatron_training_time(tokens, params, n_gpus, achieved_flops_per_gpu) -> fl
     t = _check.positive("tokens", tokens)
     p = _check.positive("params", params)
     n = _check.integer("n_gpus", n_gpus)
-    return 8.0 * t * p / (n * _check.positive("achieved_flops_per_gpu", achieved_flops_per_gpu))
+    return 8.0 * t * p / (n * _check.positive("achieved_flops", achieved_flops))
 
 
 def days(seconds) -> float:

@@ -130,7 +130,7 @@ class Model:
 
 
 def params_from_shape(layers, hidden, vocab, heads=None, kv_heads=None, head_dim=None, ffn=None, mlp_matrices=2,
-                      tied_embeddings=False) -> float:
+                      tied_embeddings=False, positions=0) -> float:
     """Parameters of a dense decoder from its shape (biases and norms ignored):
 
     N = l · (2·h·n_h·d_h + 2·h·n_kv·d_h + m·h·f) + V·h·(1 if tied else 2)
@@ -138,14 +138,15 @@ def params_from_shape(layers, hidden, vocab, heads=None, kv_heads=None, head_dim
     (query and output projections; key and value projections shared by ``n_kv`` heads; an MLP of ``m`` matrices
     of h × f, 3 for SwiGLU and 2 for GELU; the embedding, untied from the output layer unless stated). Defaults:
     ``n_h·d_h = h`` (heads × head_dim = hidden), ``n_kv = n_h``, ``f = 4h``. With those defaults and tied
-    embeddings this is the familiar ``12·l·h² + V·h`` (Narayanan et al. 2021, Eq. 2 without the small terms).
+    embeddings this is the familiar ``12·l·h² + V·h`` (Narayanan et al. 2021, Eq. 2 without the small terms);
+    ``positions`` adds a learned position embedding of ``positions × h`` (GPT-3's 2,048 × h).
 
     Llama 2 70B (80 layers, h = 8,192, 64 heads, 8 KV heads of 128, f = 28,672, V = 32,000; Touvron et al. 2023)
     and GPT-3 175B (96 layers, h = 12,288, V = 50,257; Brown et al. 2020 Table 2.1):
 
     >>> round(params_from_shape(80, 8192, 32000, 64, 8, 128, 28672, 3) / 1e9, 2)
     68.98
-    >>> round(params_from_shape(96, 12288, 50257, tied_embeddings=True) / 1e9, 1)
+    >>> round(params_from_shape(96, 12288, 50257, tied_embeddings=True, positions=2048) / 1e9, 1)
     174.6
     """
     l, h = _check.integer("layers", layers), _check.integer("hidden", hidden)
@@ -165,7 +166,9 @@ def params_from_shape(layers, hidden, vocab, heads=None, kv_heads=None, head_dim
     f = _check.integer("ffn", ffn) if ffn is not None else 4 * h
     m = _check.integer("mlp_matrices", mlp_matrices)
     _check.flag("tied_embeddings", tied_embeddings)
-    return float(l * (2 * h * q_width + 2 * h * kv_width + m * h * f) + v * h * (1 if tied_embeddings else 2))
+    pos = _check.integer("positions", positions, minimum=0)
+    return float(l * (2 * h * q_width + 2 * h * kv_width + m * h * f) + v * h * (1 if tied_embeddings else 2)
+                 + pos * h)
 
 
 def custom(*, layers, hidden, heads, seq, vocab=0, params=None, name=None, **shape) -> Model:
