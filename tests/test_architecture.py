@@ -14,7 +14,7 @@ import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
 CORE = {"_check", "units", "_data"}
-REGISTRIES = {"hardware", "links", "models", "systems"}
+REGISTRIES = {"hardware", "links", "models", "systems", "devices"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
 VIEW_MODULES = {"widgets", "plotting", "notebook"}
 HEAVY = {"pandas", "matplotlib", "ipywidgets"}
