@@ -1,5 +1,5 @@
-"""chipchain.attention: exactness of the tiled algorithm, its IO model (Dao et al. 2022, Theorem 2), memory and
-speed budgets, and bad input."""
+"""chipchain.attention: exactness of the tiled algorithm (flash == naive), the instrumented tally against the IO
+model, memory and speed budgets, bad input; and the chapter's views (chipchain.views.attention)."""
 import math
 import time
 
@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chipchain import attention as at
-from chipchain import widgets
-from chipchain.walkthrough import Walkthrough
+from chipchain import attention_io as aio
+from chipchain import views, widgets
 
 FP64_TOL = 1e-10     # the issue's bound for float64
 FP32_TOL = 2e-6      # stated float32 tolerance: max |O_flash32 − O_naive64| for standard-normal inputs, N ≤ 4096
@@ -114,7 +114,7 @@ def test_property_flash_equals_naive(lead, n, n_k, d, d_v, bq, bk, causal, sprea
     assert (flash <= v.max(axis=-2, keepdims=True) + 1e-12).all() and (flash >= v.min(axis=-2, keepdims=True) - 1e-12).all()
     # the instrumented run moves exactly what the counting model says
     heads = math.prod(lead)
-    assert counter.total == heads * at.flash_hbm_accesses(n, d, block_q=bq, block_k=bk, causal=causal, n_k=n_k,
+    assert counter.total == heads * aio.flash_hbm_accesses(n, d, block_q=bq, block_k=bk, causal=causal, n_k=n_k,
                                                           d_v=d_v)
     assert counter.writes == heads * n * d_v
 
@@ -123,112 +123,23 @@ def test_property_flash_equals_naive(lead, n, n_k, d, d_v, bq, bk, causal, sprea
 @given(scores=st.lists(st.floats(-30, 30), min_size=1, max_size=12), block=st.integers(1, 13), seed=st.integers(0, 99))
 def test_property_online_softmax_trace(scores, block, seed):
     vals = list(np.random.default_rng(seed).standard_normal(len(scores)))
-    t = at.online_softmax_trace(scores, vals, block=block)
+    steps = at.online_softmax_steps(scores, vals, block=block)
     x = np.array(scores)
     w = np.exp(x - x.max())
-    assert len(t) == -(-len(scores) // block)
-    assert t["o/l"].iloc[-1] == pytest.approx(float(w @ vals / w.sum()), abs=1e-9)
-    assert t["m"].iloc[-1] == x.max() and (np.diff(t["m"]) >= 0).all()
-    assert t["l"].iloc[-1] == pytest.approx(float(w.sum()), rel=1e-12)
+    assert len(steps) == -(-len(scores) // block)
+    assert steps[-1].output == pytest.approx(float(w @ vals / w.sum()), abs=1e-9)
+    assert steps[-1].m == x.max() and (np.diff([s.m for s in steps]) >= 0).all()
+    assert steps[-1].l == pytest.approx(float(w.sum()), rel=1e-12)
 
 
 def test_online_softmax_trace_hand_example():
     """The chapter's worked example: scores 1, 2 | 4, 3 with values 10, 20 | 30, 40."""
-    t = at.online_softmax_trace([1, 2, 4, 3], [10, 20, 30, 40], block=2)
+    t = views.attention.online_softmax_trace([1, 2, 4, 3], [10, 20, 30, 40], block=2)
     assert t["m"].tolist() == [2.0, 4.0]
     assert t["exp(m_old - m)"].iloc[1] == pytest.approx(math.exp(-2))
     assert t["l"].iloc[0] == pytest.approx(1 + math.exp(-1))
     assert t["l"].iloc[1] == pytest.approx((1 + math.exp(-1)) * math.exp(-2) + 1 + math.exp(-1))
     assert t["o/l"].iloc[1] == pytest.approx(30.8562, abs=1e-4)
-
-
-# --- IO model: counts and Dao et al. (2022) Theorem 2 ---------------------------------------------------------------
-
-def test_naive_tally_equals_standard_model_with_unlimited_sram():
-    q, k, v = qkv((2, 3, 50, 8), seed=2)
-    c = at.IOCounter()
-    at.naive_attention(q, k, v, counter=c)
-    assert c.total == 6 * at.standard_hbm_accesses(50, 8) == 6 * (4 * 50 * 50 + 4 * 50 * 8)
-    assert c.writes == 6 * (2 * 50 * 50 + 50 * 8)
-
-
-@settings(max_examples=60, deadline=None)
-@given(d=st.integers(1, 256), sram=st.integers(4, 400_000))
-def test_property_block_sizes_fit_sram_and_are_maximal(d, sram):
-    def used(br, bc):
-        return 2 * br * d + 2 * bc * d + br * bc + 2 * br
-
-    if sram < 4 * d + 3:
-        with pytest.raises(ValueError, match="sram"):
-            at.block_sizes(d, sram)
-        return
-    br, bc = at.block_sizes(d, sram)
-    assert 1 <= bc <= d and br >= 1
-    assert used(br, bc) <= sram < used(br + 1, bc)
-
-
-THEOREM2_GRID = [(n, d, f) for n in (1024, 8192, 65536) for d in (32, 64, 128) for f in (1, 4, 16, 64)
-                 if d <= f * d * d <= n * d]                  # Theorem 2's range d ≤ M ≤ N·d
-
-
-@pytest.mark.parametrize("n,d,factor", THEOREM2_GRID)
-def test_flash_traffic_follows_theorem2_order(n, d, factor):
-    """Counted / (N²d²/M) stays within a fixed band over 64× in N, 4× in d and 64× in M (d ≤ M ≤ N·d).
-    The constant: 2·N·d per pass over K and V, ⌈N/B_r⌉ passes with B_r ≈ M/(3d) (M ≥ 4d²) or ≈ M/(4d)."""
-    m = factor * d * d
-    ratio = at.flash_hbm_accesses(n, d, m) / at.theorem2_flash(n, d, m)
-    assert 5 <= ratio <= 15
-
-
-@pytest.mark.parametrize("d", [32, 64, 128])
-@pytest.mark.parametrize("factor", [4, 16, 64])
-@pytest.mark.parametrize("n", [1024, 8192, 65536])
-def test_standard_traffic_follows_theorem2_order(n, d, factor):
-    """Counted / (N·d + N²) within [4, 9] once the SRAM holds a few d×d tiles (M ≥ 4d²): 4N² for S and P
-    written and read, N² more when a row no longer fits, and the tiled products' 2·N²·d/B_r, which is 3N² at
-    M = 4d² (B_r ≈ 2d/3) and shrinks as M grows."""
-    m = factor * d * d
-    ratio = at.standard_hbm_accesses(n, d, m) / at.theorem2_standard(n, d)
-    assert 4 <= ratio <= 9
-
-
-def test_traffic_scaling_laws():
-    d, m = 64, 98304                                    # 192 KiB of fp16
-    std = lambda n, d=d, m=m: at.standard_hbm_accesses(n, d, m)
-    fl = lambda n, d=d, m=m: at.flash_hbm_accesses(n, d, m)
-    # doubling N: both ×4 (quadratic), once N ≫ B_r and within one softmax regime
-    assert std(65536) / std(32768) == pytest.approx(4, rel=0.02)
-    assert fl(65536) / fl(32768) == pytest.approx(4, rel=0.03)
-    # doubling M: FlashAttention's traffic about halves (Θ(1/M)); standard's barely moves
-    for big_m in (64 * d * d, 128 * d * d):
-        assert 0.45 <= fl(65536, m=2 * big_m) / fl(65536, m=big_m) <= 0.55
-        assert 0.9 <= std(65536, m=2 * big_m) / std(65536, m=big_m) <= 1.0
-    # doubling d at fixed M (M ≥ 4·(2d)²): FlashAttention ×≈4 (Θ(d²)); standard ×< 1.3 (N² dominates)
-    m4 = 64 * 128 * 128
-    assert 3.6 <= fl(65536, d=128, m=m4) / fl(65536, d=64, m=m4) <= 4.6
-    assert std(65536, d=128, m=m4) / std(65536, d=64, m=m4) < 1.3
-    # the saving grows with M/d²
-    savings = [std(65536, m=f * d * d) / fl(65536, m=f * d * d) for f in (4, 16, 64)]
-    assert savings[0] < savings[1] < savings[2] and savings[2] / savings[1] == pytest.approx(4, rel=0.2)
-
-
-def test_flash_traffic_floor_when_sram_holds_everything():
-    """With one Q block (B_r ≥ N) FlashAttention reads Q, K, V once and writes O once: 4·N·d."""
-    assert at.flash_hbm_accesses(500, 64, block_q=512, block_k=64) == 4 * 500 * 64
-
-
-def test_causal_traffic_about_half():
-    full = at.flash_hbm_accesses(8192, 64, block_q=128, block_k=128)
-    half = at.flash_hbm_accesses(8192, 64, block_q=128, block_k=128, causal=True)
-    assert 0.5 <= half / full <= 0.52
-
-
-def test_gpt2_medium_ratio_in_reported_direction():
-    """GPT-2 medium attention (N = 1024, d = 64) on an A100-like SRAM: the counted forward traffic of standard
-    attention exceeds FlashAttention's by several times. Dao et al. (2022, Fig. 2) report 40.3 vs 4.4 GB
-    (forward and backward, 9.2×); our forward-only count is an estimate, so we pin the direction and size only."""
-    ratio = at.standard_hbm_accesses(1024, 64, 98304) / at.flash_hbm_accesses(1024, 64, 98304)
-    assert 5 < ratio < 15
 
 
 # --- memory and speed budgets ---------------------------------------------------------------------------------------
@@ -272,43 +183,6 @@ def test_peak_extra_memory_leaves_tracing_state_alone():
     assert not tracemalloc.is_tracing()
 
 
-# --- sizes for the chapter --------------------------------------------------------------------------------------------
-
-def test_score_matrix_and_activation_sizes():
-    assert at.score_matrix_bytes(2048, 96) == 96 * 2048**2 * 2
-    assert at.score_matrix_bytes(131072, 96) / 1e12 == pytest.approx(3.30, rel=0.01)
-    # Korthikanti et al. (2022), Sec. 4.1: 5·a·s²·b bytes for softmax output, dropout mask and dropout output
-    assert at.attention_activation_bytes(2048, 96, batch=2) == 5 * 96 * 2048**2 * 2
-    assert at.attention_activation_bytes(2048, 96, flash=True) == 4 * 96 * 2048
-
-
-def test_score_memory_table():
-    t = at.score_memory_table()
-    assert list(t.index) == [2048, 8192, 32768, 131072]
-    assert t.loc[131072, "GPT-3 175B (96 heads)"] == 96 * 131072**2 * 2
-    assert (t.loc[8192] / t.loc[2048] == 16).all()                    # quadratic in N
-    with pytest.raises(ValueError, match="heads"):
-        at.score_memory_table(heads={})
-
-
-def test_running_example():
-    r = at.running_example()
-    w = Walkthrough()
-    assert r.saved_model == 5 * w.heads * w.seq**2 * w.layers
-    assert r.saved_model_flash == 4 * w.heads * w.seq * w.layers
-    assert r.saved_per_gpu == pytest.approx(r.saved_per_layer / 8 * 6)      # 96/8 heads, 96/16 layers per GPU
-    assert r.saved_model / r.saved_model_flash == pytest.approx(5 * 2048 / 4)
-    assert at.running_example(w.with_(seq=4096)).scores_per_layer == 4 * r.scores_per_layer
-
-
-def test_explorer_views_and_messages():
-    ex = at.traffic_explorer()
-    assert isinstance(ex, widgets.Explorable) and ex.n_views <= 150
-    html = ex.render_current()
-    assert "<svg" in html and "FlashAttention" in html
-    assert "outside Theorem 2" in at._traffic_view(512, 32, at.SRAM_PER_SM["H100"])
-
-
 # --- bad input ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("func", [at.naive_attention, at.flash_attention])
@@ -349,26 +223,59 @@ def test_bad_block_sizes(bq, bk, name):
 
 
 def test_bad_model_arguments():
-    with pytest.raises(ValueError, match="sram"):
-        at.block_sizes(64, 100)
-    with pytest.raises(ValueError, match="either"):
-        at.flash_hbm_accesses(1024, 64, 98304, block_q=64, block_k=64)
-    with pytest.raises(ValueError, match="sram"):
-        at.flash_hbm_accesses(1024, 64, block_q=64)
-    with pytest.raises(ValueError, match="n must"):
-        at.standard_hbm_accesses(0, 64)
-    with pytest.raises(ValueError, match="heads"):
-        at.score_matrix_bytes(2048, 0)
-    with pytest.raises(ValueError, match="flash"):
-        at.attention_activation_bytes(2048, 96, flash=1)
     with pytest.raises(ValueError, match="values"):
-        at.online_softmax_trace([1, 2], [1])
+        at.online_softmax_steps([1, 2], [1])
     with pytest.raises(ValueError, match="scores"):
-        at.online_softmax_trace([1, float("nan")], [1, 2])
+        at.online_softmax_steps([1, float("nan")], [1, 2])
+    with pytest.raises(ValueError, match="scores"):
+        at.online_softmax_steps([], [])
+    with pytest.raises(ValueError, match="block"):
+        at.online_softmax_steps([1, 2], [1, 2], block=0)
     with pytest.raises(ValueError, match="func"):
         at.peak_extra_memory(3)
-    with pytest.raises(ValueError, match="walkthrough"):
-        at.running_example("175B")
+    with pytest.raises(ValueError, match="heads"):
+        at.naive_extra_memory(1024, 64, heads=0)
+    with pytest.raises(ValueError, match="block_q"):
+        at.flash_extra_memory(1024, 64, block_q=0)
+
+
+# --- views (chipchain.views.attention) ------------------------------------------------------------------------------
+
+def test_online_softmax_trace_is_the_steps():
+    steps = at.online_softmax_steps([3, -1, 5, 0, 2], [1, 2, 3, 4, 5], block=2)
+    t = views.attention.online_softmax_trace([3, -1, 5, 0, 2], [1, 2, 3, 4, 5], block=2)
+    assert list(t["m"]) == [s.m for s in steps] and list(t["o/l"]) == [s.output for s in steps]
+    assert list(t.columns) == ["block", "block max", "m", "exp(m_old - m)", "l", "o", "o/l"]
+
+
+def test_score_memory_table():
+    t = views.attention.score_memory_table()
+    assert list(t.index) == [2048, 8192, 32768, 131072]
+    # head counts from the registry: Llama 3 8B 32, GPT-3 175B 96, Llama 3.1 405B 128 (Dubey et al. 2024 Table 3;
+    # Brown et al. 2020 Table 2.1)
+    assert list(t.columns) == ["Llama-3-8B (32 heads)", "GPT-3-175B (96 heads)", "Llama-3.1-405B (128 heads)"]
+    assert t.loc[131072, "GPT-3-175B (96 heads)"] == 96 * 131072**2 * 2
+    assert (t.loc[8192] / t.loc[2048] == 16).all()                    # quadratic in N
+    assert list(views.attention.score_memory_table([2048], "175B").columns) == ["GPT-3-175B (96 heads)"]
+    with pytest.raises(ValueError, match="model"):
+        views.attention.score_memory_table(model=[])
+    with pytest.raises(KeyError, match="GPT-3-175B"):
+        views.attention.score_memory_table(model=["GPT-3-176B"])
+
+
+def test_traffic_table_calls_the_io_model():
+    t = views.attention.traffic_table([1024, 4096], d=64)
+    sram = aio.sram_per_sm("A100") // 2
+    assert list(t["standard (counted)"]) == [aio.standard_hbm_accesses(n, 64, sram) * 2 for n in (1024, 4096)]
+    assert list(t["flash (counted)"]) == [aio.flash_hbm_accesses(n, 64, sram) * 2 for n in (1024, 4096)]
+
+
+def test_explorer_views_and_messages():
+    ex = views.attention.traffic_explorer()
+    assert isinstance(ex, widgets.Explorable) and ex.n_views <= 150
+    html = ex.render_current()
+    assert "<svg" in html and "FlashAttention" in html
+    assert "outside Theorem 2" in views.attention._traffic_view(512, 32, aio.sram_per_sm("H100"))
 
 
 def test_plot_helpers_return_axes():
@@ -377,9 +284,9 @@ def test_plot_helpers_return_axes():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ax = at.plot_hbm_traffic([512, 1024, 4096], d=64)
+    ax = views.attention.plot_hbm_traffic([512, 1024, 4096], d=64)
     assert len(ax.get_lines()) == 4 + 1                      # 2 counted, 2 Theorem-2 orders, N = M/d marker
     measured = {"N": [256, 512], "naive": [1.2e6, 4.5e6], "flash": [6e5, 7e5]}
-    ax2 = at.plot_peak_memory(measured)
+    ax2 = views.attention.plot_peak_memory(measured)
     assert ax2 is not ax and len(ax2.get_lines()) == 4
     plt.close("all")

@@ -95,3 +95,14 @@ def test_training_time_bad_input(kwargs, arg):
 def test_mfu_cannot_exceed_peak():
     with pytest.raises(ValueError, match="cannot exceed"):
         compute.mfu(2e15, 1e15)
+
+
+def test_6nd_llama3_405b_published_budget():
+    # Dubey et al. 2024 (Llama 3), §1: 405B parameters pre-trained on 15.6T tokens "using 3.8 × 10^25 FLOPs"
+    assert compute.training_flops(405e9, 15.6e12) == pytest.approx(3.8e25, rel=0.01)
+
+
+def test_megatron_eq4_trillion_parameter_example():
+    # Narayanan et al. 2021, §5.1 after Eq. 4: a 1T-parameter model on 450B tokens with 3,072 A100 at 163 TFLOP/s
+    # each trains in about 84 days
+    assert compute.megatron_training_time(450e9, 1e12, 3072, 163e12) / DAY == pytest.approx(84, rel=0.02)

@@ -1,17 +1,19 @@
-"""chipchain.deepseek: DeepSeek-V3's published accounting, Table 2's bubbles, and the book's models built on them."""
-import math
+"""chipchain.deepseek: DeepSeek-V3's published accounting (Table 1), Table 2's bubbles and memory, MLA's cache, and
+the book's models built on them. Source: DeepSeek-AI 2024, DeepSeek-V3 Technical Report; Zhao et al. 2025, Table 1."""
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chipchain import deepseek as ds, hardware
+from chipchain import deepseek as ds, hardware, memory, models, parallel, views
 
 
 # --- the report's numbers (DeepSeek-AI 2024, Table 1 and Sec. 1) --------------------------------------------------
 
 def test_gpu_hour_sum_is_the_reported_total():
+    # Table 1: 2.664 M + 0.119 M + 0.005 M = 2.788 M H800 GPU-hours
     assert ds.V3.gpu_hours == {"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3}
-    assert ds.gpu_hours_total() == pytest.approx(2788e3, abs=0.5)        # Table 1: 2,788 K
+    assert ds.gpu_hours_total() == pytest.approx(2788e3, abs=0.5)
+    assert ds.stage_gpu_hours("post-training") == 5e3
 
 
 def test_cost_breakdown_matches_table_1():
@@ -36,8 +38,10 @@ def test_180k_hours_per_trillion_is_3_7_days_and_matches_pretraining_hours():
 def test_run_facts_and_plan():
     assert (ds.V3.n_gpus, ds.V3.accelerator) == (2048, "H800")
     assert (ds.V3.total_params, ds.V3.active_params, ds.V3.tokens) == (671e9, 37e9, 14.8e12)
-    assert ds.V3.plan["pipeline (PP)"] == 16 and ds.V3.plan["expert (EP)"] == 64
-    assert ds.V3.plan["data parallel"] == "ZeRO-1"
+    assert ds.V3.model is models.get("DeepSeek-V3")
+    assert (ds.V3.plan.pp, ds.V3.plan.ep, ds.V3.plan.tp, ds.V3.plan.zero) == (16, 64, 1, 1)   # Sec. 3.2
+    assert ds.V3.plan.n_gpus == ds.V3.n_gpus
+    assert ds.V3.comm_sms == 20 and ds.V3.comm_sms < hardware.get("H800").sms                # Sec. 3.2.2
     assert len(ds.V3.excludes) >= 4 and ds.V3.checked == "V"
 
 
@@ -54,13 +58,13 @@ def test_implied_mfu_on_both_peaks():
 
 def test_same_job_on_h100_at_llama3_throughput():
     j = ds.job_on("H100", 400e12, 2048, 2.0)       # Dubey et al. 2024, Table 4: 400 TFLOP/s per GPU at 16,384 GPUs
-    assert j["flops"] == pytest.approx(3.2856e24)
-    assert j["gpu_hours"] == pytest.approx(3.2856e24 / 400e12 / 3600)
-    assert j["dollars"] == pytest.approx(j["gpu_hours"] * 2.0)
-    assert j["mfu"] == pytest.approx(0.404, abs=1e-3)
+    assert j.flops == pytest.approx(3.2856e24)
+    assert j.gpu_hours == pytest.approx(3.2856e24 / 400e12 / 3600)
+    assert j.dollars == pytest.approx(j.gpu_hours * 2.0)
+    assert j.mfu == pytest.approx(0.404, abs=1e-3)
     # at the same achieved FLOP/s as V3's H800s the GPU-hours are V3's own pre-training hours
-    x = ds.achieved_flops_per_gpu(37e9, 14.8e12, 2664e3)
-    assert ds.job_on("H100", x, 2048, 2.0)["gpu_hours"] == pytest.approx(2664e3)
+    x = ds.achieved_flops(37e9, 14.8e12, 2664e3)
+    assert ds.job_on("H100", x, 2048, 2.0).gpu_hours == pytest.approx(2664e3)
 
 
 def test_moe_saving():
@@ -73,20 +77,26 @@ def test_moe_saving():
 
 @pytest.mark.parametrize("pp,f,b,w", [(16, 1.0, 2.0, 1.0), (8, 1.3, 2.1, 0.9), (32, 0.5, 1.0, 0.25)])
 def test_bubble_formulas_of_table_2(pp, f, b, w):
-    assert ds.pipeline_bubble("1F1B", pp, f, b, w) == pytest.approx((pp - 1) * (f + b))
-    assert ds.pipeline_bubble("ZB1P", pp, f, b, w) == pytest.approx((pp - 1) * (f + b - 2 * w))
-    assert ds.pipeline_bubble("DualPipe", pp, f, b, w) == pytest.approx((pp / 2 - 1) * ((f + b) + b - 3 * w))
-    assert ds.pipeline_bubble("DualPipe", pp, f, b, w, fb=2.0) == pytest.approx((pp / 2 - 1) * (2.0 + b - 3 * w))
+    # Table 2 of the V3 report, evaluated by the one bubble function (chipchain.parallel.schedule_bubble)
+    bubble = parallel.schedule_bubble
+    assert bubble("1F1B", pp, f, b, w) == pytest.approx((pp - 1) * (f + b))
+    assert bubble("ZB1P", pp, f, b, w) == pytest.approx((pp - 1) * (f + b - 2 * w))
+    assert bubble("DualPipe", pp, f, b, w) == pytest.approx((pp / 2 - 1) * ((f + b) + b - 3 * w))
+    assert bubble("DualPipe", pp, f, b, w, fb=2.0) == pytest.approx((pp / 2 - 1) * (2.0 + b - 3 * w))
+
+
+def test_table_2_at_pp_16():
+    assert [parallel.schedule_bubble(s, 16) for s in ds.SCHEDULES] == [45.0, 15.0, 14.0]
 
 
 def test_schedule_memory_of_table_2():
-    assert ds.schedule_memory("1F1B", 16) == {"param_copies": 1, "activation_microbatches": 16}
-    assert ds.schedule_memory("ZB1P", 16) == {"param_copies": 1, "activation_microbatches": 16}
-    assert ds.schedule_memory("dualpipe", 16) == {"param_copies": 2, "activation_microbatches": 17}
+    assert ds.schedule_memory("1F1B", 16) == ds.ScheduleMemory(1, 16)          # Table 2: 1×, PP
+    assert ds.schedule_memory("ZB1P", 16) == ds.ScheduleMemory(1, 16)
+    assert ds.schedule_memory("dualpipe", 16) == ds.ScheduleMemory(2, 17)      # Table 2: 2×, PP + 1
 
 
 def test_bubble_table_shape():
-    t = ds.bubble_table(16)
+    t = views.deepseek.bubble_table(16)
     assert list(t.index) == ["1F1B", "ZB1P", "DualPipe"]
     assert t.loc["1F1B", "bubble (units of F)"] == 45
 
@@ -114,8 +124,9 @@ def test_more_microbatches_never_lower_efficiency(pp, extra, comm, s):
 @given(pp=st.sampled_from([2, 4, 8, 16, 32]), f=st.floats(0.1, 5), b=st.floats(0.1, 5), wf=st.floats(0, 0.5))
 def test_zero_bubble_never_worse_than_1f1b(pp, f, b, wf):
     w = wf * b
-    assert ds.pipeline_bubble("ZB1P", pp, f, b, w) <= ds.pipeline_bubble("1F1B", pp, f, b, w) + 1e-9
-    assert ds.pipeline_bubble("DualPipe", pp, f, b, w) <= ds.pipeline_bubble("1F1B", pp, f, b, w) + 1e-9
+    bubble = parallel.schedule_bubble
+    assert bubble("ZB1P", pp, f, b, w) <= bubble("1F1B", pp, f, b, w) + 1e-9
+    assert bubble("DualPipe", pp, f, b, w) <= bubble("1F1B", pp, f, b, w) + 1e-9
 
 
 @settings(max_examples=40, deadline=None)
@@ -128,9 +139,10 @@ def test_communication_hurts_exposed_schedules_only(comm, pp):
 # --- FP8 and MLA -----------------------------------------------------------------
 
 def test_state_bytes_recipes():
-    assert ds.state_bytes_per_param("bf16-mixed") == 16      # Rajbhandari et al. 2020: 2 + 2 + 12
-    assert ds.state_bytes_per_param("deepseek-v3-fp8") == 12  # 4 + 4 + 2 + 2 (V3 report, Sec. 3.3)
-    assert set(ds.RECIPE_SOURCES) == set(ds.STATE_RECIPES)
+    assert memory.recipe("bf16-mixed").total == 16            # Rajbhandari et al. 2020: 2 + 2 + 12
+    assert memory.recipe("deepseek-v3-fp8").total == 12       # 4 + 4 + 2 + 2 (V3 report, Sec. 3.3)
+    t = views.deepseek.recipe_table()
+    assert t.loc["deepseek-v3-fp8", "states of 671 B"] == "8.1 TB"
 
 
 def test_fp8_speedup_is_amdahl():
@@ -146,17 +158,18 @@ def test_fp8_speedup_monotone_and_bounded(g1, g2):
 
 
 def test_mla_kv_compression_for_v3_shape():
-    a = ds.V3_ARCH
-    mha = ds.kv_elements_per_token_mha(a["layers"], a["heads"], a["head_dim"])
-    mla = ds.kv_elements_per_token_mla(a["layers"], a["kv_rank"], a["rope_dim"])
-    assert mha == 2 * 128 * 128 * 61 and mla == (512 + 64) * 61
-    assert mha / mla == pytest.approx(56.89, abs=0.01)
+    k = ds.mla_compression()
+    assert k.mla_bytes == 70272                               # Zhao et al. 2025, Table 1: 70.272 KB per token, BF16
+    assert k.mha_bytes == 2 * 128 * 128 * 61 * 2              # every head caches a key and a value
+    assert k.ratio == pytest.approx(56.89, abs=0.01)
     # DeepSeek-V2 report, Table 1: MLA's cache equals 4.5 · d_h · l elements when d_c = 4 d_h and d_h^R = d_h / 2
-    assert mla == pytest.approx(4.5 * a["head_dim"] * a["layers"])
+    assert k.mla_bytes / 2 == pytest.approx(4.5 * 128 * 61)
+    with pytest.raises(ValueError, match="latent"):
+        ds.mla_compression("70B")
 
 
 def test_accounting_table():
-    t = ds.accounting_table()
+    t = views.deepseek.accounting_table()
     assert t.loc["total", "GPU-hours (K)"] == pytest.approx(2788)
     assert t.loc["total", "cost ($ M)"] == pytest.approx(5.576)
 
@@ -164,10 +177,9 @@ def test_accounting_table():
 # --- bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: ds.pipeline_bubble("GPipe", 8), "schedule"),
-    (lambda: ds.pipeline_bubble("1F1B", 1), "pp"),
-    (lambda: ds.pipeline_bubble("DualPipe", 15), "even"),
-    (lambda: ds.pipeline_bubble("ZB1P", 8, 1, 2, 3), "cannot exceed b"),
+    (lambda: ds.schedule_memory("GPipe", 8), "schedule"),
+    (lambda: ds.schedule_memory("1F1B", 1), "pp"),
+    (lambda: ds.pipeline_efficiency("GPipe", 8, 8), "schedule"),
     (lambda: ds.pipeline_efficiency("1F1B", 16, 8), "at least pp"),
     (lambda: ds.pipeline_efficiency("DualPipe", 16, 33), "even"),
     (lambda: ds.pipeline_efficiency("DualPipe", 16, 32, comm=1.5), "comm"),
@@ -178,9 +190,9 @@ def test_accounting_table():
     (lambda: ds.implied_mfu(37e9, 14.8e12, 1.0), "cannot exceed peak"),
     (lambda: ds.implied_mfu(37e9, 14.8e12, 2664e3, "H800", "fp4"), "dtype"),
     (lambda: ds.days_per_trillion_tokens(180e3, 0), "n_gpus"),
-    (lambda: ds.job_on("H100", float("nan"), 2048, 2.0), "achieved_flops_per_gpu"),
-    (lambda: ds.state_bytes_per_param("fp4"), "recipe"),
-    (lambda: ds.kv_elements_per_token_mla(61, 0, 64), "kv_rank"),
+    (lambda: ds.job_on("H100", float("nan"), 2048, 2.0), "achieved_flops"),
+    (lambda: ds.stage_gpu_hours("pre-trainin"), "stage"),
+    (lambda: ds.mla_compression("V3", "fp4"), "dtype"),
     (lambda: ds.gpu_hours_total("V3"), "run"),
     (lambda: ds.cost_breakdown(price_per_gpu_hour=-1), "price_per_gpu_hour"),
 ])
@@ -197,7 +209,7 @@ def test_unknown_accelerator_is_key_error():
 def test_plot_pipeline_efficiency_lines():
     import matplotlib
     matplotlib.use("Agg")
-    ax = ds.plot_pipeline_efficiency(pp=16, comm=0.5)
+    ax = views.deepseek.plot_pipeline_efficiency(pp=16, comm=0.5)
     lines = {l.get_label(): l for l in ax.get_lines()}
     assert set(lines) == set(ds.SCHEDULES)
     y = lines["DualPipe"].get_ydata()

@@ -1,52 +1,88 @@
 """chipchain.economics: seed 002's worked example, ownership cost, break-even utilisation."""
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chipchain import compute, economics
+from chipchain import compute, economics, hardware, power
+from chipchain.units import HOUR, YEAR
 
 
 def test_seed002_worked_example():
+    # seed 002 (K16-17): 70B × 10T tokens, H100 at 989 TFLOP/s, MFU 40 %, $2/GPU-hour, 0.7 kW, $0.12/kWh, PUE 1.4
     c = economics.seed002_example()
-    assert c.flops == pytest.approx(4.2e24)                       # 6 × 70e9 × 10e12
+    assert c.flops == pytest.approx(4.2e24)                       # "4.2×10²⁴ FLOPs"
     assert c.gpu_hours / 1e6 == pytest.approx(2.95, abs=0.005)    # "295 万 GPU 小时"
-    assert c.rental / 1e6 == pytest.approx(5.9, abs=0.01)         # "$590 万" at $2
+    assert c.rental / 1e6 == pytest.approx(5.9, abs=0.01)         # "约 590 万美元" at $2
     assert c.electricity_gpu_only / 1e6 == pytest.approx(0.25, abs=0.005)  # "25 万美元"
     assert c.electricity_facility / 1e6 == pytest.approx(0.35, abs=0.005)  # "35 万美元" with PUE 1.4
+    assert 6e6 <= c.rental + c.electricity_facility <= 7e6                 # "总 TCO 落在 600~700 万美元量级"
     assert c.ideal_gpu_hours / 1e6 == pytest.approx(1.18, abs=0.005)       # "118 万 GPU 小时" lower bound
-    assert c.gpu_hours / c.ideal_gpu_hours == pytest.approx(2.5)           # 1 / MFU
+    assert c.gpu_hours / c.ideal_gpu_hours == pytest.approx(2.5)           # "两者相差 2.5 倍" = 1 / MFU
 
 
-def test_run_cost_reuses_compute():
-    c = economics.run_cost(175e9, 2e12, 3e14, 0.5, 2.0, 400, 0.12)
+def test_seed002_example_reads_the_catalog():
+    h100 = hardware.get("H100")
+    c = economics.seed002_example()
+    explicit = economics.run_cost(70e9, 10e12, h100, 0.4, 2.0, 0.12, pue=1.4,
+                                  peak_flops=h100.peak_flops("bf16"), gpu_power=h100.tdp)
+    assert c == explicit == economics.run_cost(70e9, 10e12, "H100-SXM5", 0.4, 2.0, 0.12, pue=1.4)
+
+
+def test_run_cost_agrees_with_compute_and_power():
+    c = economics.run_cost(175e9, 2e12, "A100", 0.5, 2.0, 0.12)
     f = compute.training_flops(175e9, 2e12)
-    assert c.gpu_hours == pytest.approx(compute.gpu_hours(f, 3e14, 0.5))
+    assert c.gpu_hours == pytest.approx(compute.gpu_hours(f, hardware.get("A100").peak_flops(), 0.5))
     assert c.rental == pytest.approx(compute.cost(c.gpu_hours, 2.0))
-    assert c.mfu_price == pytest.approx(c.rental / 2)
+    assert c.gpu_energy == pytest.approx(power.run_energy(1, "A100", c.gpu_hours * HOUR))
+    assert c.mfu_price == pytest.approx(c.rental / 2)      # at 50 % MFU half the rent buys idle time
 
 
-def test_ownership_components():
-    c = economics.ownership_cost(30_000, 0.5, 700, 300, pue=1.5, price_per_kwh=0.1, years=3,
-                                 operations_fraction=0.1, facility_per_kw_year=1000)
+def test_ownership_seed002_and_consistency():
+    # seed 002: "H100 单卡 $3 万", "按 3 年折旧摊销" → $10,000 a year
+    c = economics.ownership_cost(30_000, 0.5, "H100", 300, pue=1.5, price_per_kwh=0.1, operations_fraction=0.1,
+                                 facility_per_kw_year=1000)
     assert c.depreciation == pytest.approx(10_000)
-    assert c.power == pytest.approx(1.0 * 8760 * 0.5 * 0.1)
-    assert c.cooling == pytest.approx(0.5 * c.power)
-    assert c.operations == pytest.approx(3000)
-    assert c.facility == pytest.approx(1000)
-    assert c.total == pytest.approx(10_000 + 438 + 219 + 3000 + 1000)
-    assert economics.cost_per_used_hour(c) == pytest.approx(c.total / (8760 * 0.5))
+    # the power line is the electricity of one GPU plus host running half the year (chipchain.power)
+    assert c.power == pytest.approx(power.electricity_cost(power.run_energy(1, 700 + 300, 0.5 * YEAR), 0.1))
+    assert c.cooling / c.power == pytest.approx(0.5)       # (PUE − 1)
+    assert c.operations == pytest.approx(3000) and c.facility == pytest.approx(1000)
+    assert economics.cost_per_used_hour(c) * 0.5 * YEAR / HOUR == pytest.approx(c.total)
+    assert economics.ownership_cost(30_000, 0.5, "H100", depreciation_seconds=5 * YEAR).depreciation == 6000
+
+
+def test_ownership_defaults_come_from_the_facts():
+    c = economics.ownership_cost(30_000, 0.7, "H100", 575)
+    same = economics.ownership_cost(30_000, 0.7, 700, 575, pue=power.fact("pue_seed002"),
+                                    price_per_kwh=power.fact("price_seed002"),
+                                    depreciation_seconds=power.fact("depreciation_years_seed002") * YEAR,
+                                    operations_fraction=power.fact("operations_fraction_assumed"),
+                                    facility_per_kw_year=power.fact("facility_per_kw_year_assumed"))
+    assert c == same
 
 
 def test_break_even_equates_the_two_costs():
-    c = economics.ownership_cost(30_000, 1.0, 700, 575)
+    c = economics.ownership_cost(30_000, 1.0, "H100", 575)
     u = economics.break_even_utilisation(c.fixed, c.variable_per_used_hour, 3.0)
-    at_u = economics.ownership_cost(30_000, u, 700, 575)
+    at_u = economics.ownership_cost(30_000, u, "H100", 575)
     assert economics.cost_per_used_hour(at_u) == pytest.approx(3.0)
 
 
 def test_break_even_at_seed_rule_of_thumb():
     # seed 002: "below 50 % utilisation, renting is usually cheaper" — with the book's assumptions, true near $3.30/h
-    c = economics.ownership_cost(30_000, 1.0, 700, 575)
+    c = economics.ownership_cost(30_000, 1.0, "H100", 575)
     assert economics.break_even_utilisation(c.fixed, c.variable_per_used_hour, 3.3) == pytest.approx(0.5, abs=0.01)
+
+
+def test_arrays_of_utilisation_and_rent():
+    us = np.linspace(0.1, 1.0, 10)
+    c = economics.ownership_cost(30_000, us, "H100", 575)
+    per_hour = economics.cost_per_used_hour(c)
+    assert per_hour.shape == (10,) and np.all(np.diff(per_hour) < 0)        # more use, cheaper hours
+    assert per_hour[3] == pytest.approx(economics.cost_per_used_hour(economics.ownership_cost(30_000, us[3],
+                                                                                               "H100", 575)))
+    be = economics.break_even_utilisation(c.fixed, c.variable_per_used_hour, [2.0, 3.0, 4.0])
+    assert np.all(np.diff(be) < 0)
+    assert be[0] == pytest.approx(0.86, abs=0.005)                           # chapter 9's $2 break-even
 
 
 def test_break_even_rejects_rent_below_energy_cost():
@@ -64,14 +100,22 @@ def test_efficiency_claim_of_seed004():
 @pytest.mark.parametrize("call", [
     lambda: economics.ownership_cost(0, 0.5, 700), lambda: economics.ownership_cost(30_000, 1.5, 700),
     lambda: economics.ownership_cost(30_000, 0.5, 700, pue=0.8), lambda: economics.ownership_cost(30_000, 0.5, -1),
+    lambda: economics.ownership_cost(30_000, [0.5, float("nan")], 700),
+    lambda: economics.ownership_cost(30_000, 0.5, 700, depreciation_seconds=0),
     lambda: economics.cost_per_used_hour(economics.ownership_cost(30_000, 0.0, 700)),
     lambda: economics.cost_per_used_hour("not an ownership cost"),
-    lambda: economics.run_cost(70e9, 10e12, 989.4e12, 0, 2.0, 700, 0.12),
+    lambda: economics.run_cost(70e9, 10e12, "H100", 0, 2.0, 0.12),
+    lambda: economics.run_cost(70e9, 10e12, "TPU-v4", 0.4, 2.0, 0.12),     # no TDP in the catalog
     lambda: economics.break_even_utilisation(float("nan"), 0.1, 2),
 ])
 def test_bad_input(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_unknown_accelerator():
+    with pytest.raises(KeyError, match="nearest known names"):
+        economics.run_cost(70e9, 10e12, "H300", 0.4, 2.0, 0.12)
 
 
 @settings(max_examples=60, deadline=None)

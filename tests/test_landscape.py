@@ -1,4 +1,5 @@
-"""Tests for chipchain.landscape: factions, TFLOPS traps, generations, chip scoring, the systolic array."""
+"""Tests for chipchain.landscape (TFLOPS traps, generations, chip scoring, the systolic array) and the chapter-2
+views in chipchain.views.landscape (factions, tables, explorers)."""
 import math
 
 import numpy as np
@@ -7,6 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipchain import landscape as L
+from chipchain import views
+
+V = views.landscape
 
 T = 1e12
 
@@ -14,7 +18,7 @@ T = 1e12
 # --- factions ---------------------------------------------------------------------------------------------
 
 def test_factions_table_has_sources_and_six_factions():
-    df = L.factions()
+    df = V.factions()
     assert list(df.index) == ["General flagship", "Second source", "In-house", "Domestic Chinese",
                               "Inference challengers", "Edge"]          # seed 000 §2
     assert df["source"].str.strip().astype(bool).all()
@@ -39,7 +43,6 @@ def test_precision_matched_ratios():
     assert L.compare_peaks("MI300X", "H100") == pytest.approx(1307.4 / 989.4)
     assert L.compare_peaks("H100", "TPU-v5p") == pytest.approx(989.4 / 459)
     # the seed's unmatched line-up (1979 vs 1300 vs 459) would make the H100 4.3x the TPU; matched it is 2.16x
-    assert 1979 / 459 == pytest.approx(4.31, rel=0.01)
     assert L.compare_peaks("MI300X", "H100", "fp8", sparse=True) == pytest.approx(5229.8 / 3958, rel=1e-3)
     with pytest.raises(ValueError, match="TPU-v5p has no fp8"):
         L.compare_peaks("H100", "TPU-v5p", "fp8")
@@ -48,8 +51,8 @@ def test_precision_matched_ratios():
 
 
 def test_headline_and_inflation():
-    assert L.headline_peak("H100") == (3958 * T, "fp8", True)
-    assert L.headline_peak("TPU-v5p") == (918 * T, "int8", False)
+    assert L.headline_peak("H100") == L.Peak(3958 * T, "fp8", True)      # H100 datasheet: FP8 sparse 3,958
+    assert L.headline_peak("TPU-v5p") == L.Peak(918 * T, "int8", False)   # Cloud TPU v5p: 918 TOPS INT8
     assert L.inflation("A100", "int8", sparse=True) == pytest.approx(4.0)      # 1248 / 312
     assert L.inflation("H100", "fp8", sparse=True) == pytest.approx(4.0, rel=1e-3)
     assert L.inflation("TPU-v5p", "int8", sparse=False) == pytest.approx(2.0)
@@ -65,7 +68,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError):
         L.matched_peak("H100", "fp4")
     with pytest.raises(ValueError):
-        L.generation_table(("H100",))
+        V.generation_table(("H100",))
     with pytest.raises(ValueError):
         L.growth_per_year("B200", "A100")
 
@@ -74,7 +77,7 @@ def test_bad_inputs():
 
 def test_generation_growth_h100_to_b200():
     # seed 000 §2: 80 -> 180 GB and 3.35 -> 8 TB/s
-    t = L.generation_table(("H100", "B200"))
+    t = V.generation_table(("H100", "B200"))
     assert t.loc["H100-SXM", "memory GB"] == 80 and t.loc["B200", "memory GB"] == 180
     assert t.loc["H100-SXM", "bandwidth TB/s"] == pytest.approx(3.35)
     assert t.loc["B200", "bandwidth TB/s"] == pytest.approx(8.0)
@@ -82,30 +85,36 @@ def test_generation_growth_h100_to_b200():
     assert t.loc["B200", "bandwidth x first"] == pytest.approx(8 / 3.35)
     assert t.loc["B200", "compute x first"] == pytest.approx(2250 / 989.4)
     g = L.growth_per_year("A100", "B200")
-    assert g["compute"] == pytest.approx((2250 / 312) ** 0.25 - 1)
-    assert g["compute"] > g["bandwidth"] > g["memory"]
+    # A100 (2020) 312 TFLOPS, 80 GB, 2.039 TB/s -> B200 (2024) 2250 (estimate), 180 GB, 8 TB/s: over four years
+    assert (1 + g.compute) ** 4 == pytest.approx(2250 / 312)
+    assert (1 + g.memory) ** 4 == pytest.approx(180 / 80)
+    assert (1 + g.bandwidth) ** 4 == pytest.approx(8000 / 2039)
+    assert g.compute > g.bandwidth > g.memory          # the memory wall: compute outgrows bandwidth and capacity
 
 
 # --- scoring -------------------------------------------------------------------------------------------------
 
 def test_scoring_single_dimension_orders_by_that_figure():
-    s = L.score_chips({"memory": 1})
-    raw = L.evaluation_data()
+    s = V.score_table({"memory": 1})
+    raw = V.evaluation_table()
     expected = (raw["memory"] / raw["memory"].max()).sort_values(ascending=False)
     assert list(s.index) == list(expected.index)
     assert s["score"].iloc[0] == pytest.approx(1.0)
-    s = L.score_chips({"software": 1})
+    assert [r.name for r in L.score_chips({"memory": 1})] == list(s.index)
+    s = V.score_table({"software": 1})
     assert s.loc["H100-SXM", "score"] == pytest.approx(1.0) and s.loc["Gaudi-3", "score"] == pytest.approx(0.4)
 
 
 def test_scoring_missing_figures_renormalise_and_report_coverage():
-    s = L.score_chips({"compute": 1, "efficiency": 1})
+    s = V.score_table({"compute": 1, "efficiency": 1})
     assert s.loc["TPU-v5p", "coverage"] == pytest.approx(0.5)         # no TDP in the catalog
     assert s.loc["TPU-v5p", "score"] == pytest.approx(s.loc["TPU-v5p", "compute"])
     assert s.loc["H100-SXM", "coverage"] == 1.0
-    s = L.score_chips({"mfu": 1}, chips=("H100", "A100", "TPU-v4", "MI300X"))
+    s = V.score_table({"mfu": 1}, accelerators=("H100", "A100", "TPU-v4", "MI300X"))
     assert s.loc["A100-SXM-80GB", "score"] == pytest.approx(1.0)      # 0.47 is the highest published MFU here
     assert math.isnan(s.loc["MI300X", "score"])
+    records = {r.name: r for r in L.score_chips({"mfu": 1}, accelerators=("H100", "A100", "TPU-v4", "MI300X"))}
+    assert records["MI300X"].score is None and records["MI300X"].coverage == 0      # None, never NaN
 
 
 @settings(max_examples=40, deadline=None)
@@ -116,11 +125,14 @@ def test_scoring_properties(w):
             L.score_chips(w)
         return
     s = L.score_chips(w)
-    finite = s["score"].dropna()
-    assert ((finite >= 0) & (finite <= 1 + 1e-12)).all()
+    finite = [r.score for r in s if r.score is not None]
+    assert all(0 <= x <= 1 + 1e-12 for x in finite)
+    assert finite == sorted(finite, reverse=True)                      # best first, unscored last
     # doubling every weight changes nothing
     s2 = L.score_chips({k: 2 * v for k, v in w.items()})
-    assert np.allclose(s["score"].fillna(-1).sort_index(), s2["score"].fillna(-1).sort_index())
+    assert [r.name for r in s] == [r.name for r in s2]
+    assert all((a.score is None and b.score is None) or math.isclose(a.score, b.score, rel_tol=1e-12)
+               for a, b in zip(s, s2))
 
 
 def test_scoring_bad_weights():
@@ -131,7 +143,9 @@ def test_scoring_bad_weights():
     with pytest.raises(ValueError):
         L.score_chips([1, 2])
     with pytest.raises(KeyError):
-        L.score_chips({"compute": 1}, chips=("RTX-4090",))
+        L.score_chips({"compute": 1}, accelerators=("RTX-4090",))
+    with pytest.raises(ValueError, match="accelerators"):
+        L.chip_figures("H100")
 
 
 # --- systolic array --------------------------------------------------------------------------------------------
@@ -192,7 +206,7 @@ def test_systolic_bad_array_size():
 # --- explorables -----------------------------------------------------------------------------------------------
 
 def test_compare_explorer_views():
-    ex = L.compare_explorer()
+    ex = V.compare_explorer()
     assert ex.n_views <= 150
     html = ex.render_current()
     assert "2.16×" in html and "4.31×" in html     # H100 / TPU v5p: matched BF16 vs headline (FP8 sparse / INT8)
@@ -203,5 +217,22 @@ def test_compare_explorer_views():
 
 
 def test_scoring_explorer_zero_weights_message():
-    ex = L.scoring_explorer()
+    ex = V.scoring_explorer()
     assert "at least one dimension" in ex.render_at([0, 0, 0, 0, 0])
+
+
+def test_headline_table_reproduces_the_traps():
+    t = V.headline_table(("H100-SXM", "TPU-v5p"))
+    assert t.loc["H100-SXM", "headline"] == "3,958 (sparse FP8)" and t.loc["TPU-v5p", "headline"] == "918 (dense INT8)"
+    assert t.loc["H100-SXM", "inflation"] == pytest.approx(4.0, rel=1e-3)
+
+
+def test_chip_figures_are_records_in_si():
+    f = {x.name: x for x in L.chip_figures(("H100", "TPU-v5p"))}
+    h = f["H100-SXM"]
+    assert h.compute == 989.4 * T and h.interconnect == 900e9          # H100 datasheet: NVLink 4, 900 GB/s
+    assert h.efficiency == pytest.approx(989.4e12 / 700)                 # 700 W TDP
+    assert h.memory == pytest.approx(math.sqrt(80e9 * 3.35e12))
+    assert f["TPU-v5p"].efficiency is None                              # no published TDP: None, not NaN
+    assert f["TPU-v5p"].interconnect == 600e9                            # Cloud TPU v5p: 4,800 Gbps ICI per chip
+    assert h.get("mfu") == 0.40                                          # Dubey et al. 2024, Table 4

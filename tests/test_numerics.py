@@ -47,3 +47,18 @@ def test_underflow_bad_input(bad, match):
 def test_unknown_format():
     with pytest.raises(ValueError, match="dtype"):
         numerics.largest("fp12")
+
+
+def test_bf16_range_kalamkar_2019():
+    # Kalamkar et al. 2019 ("A study of BFLOAT16 for deep learning training"), §2: BF16 keeps FP32's 8 exponent bits,
+    # so its range is FP32's, about 1.18e-38 to 3.39e38, with 3 significant decimal digits (epsilon 2^-7)
+    assert numerics.largest("bf16") == pytest.approx(3.3895e38, rel=1e-4)
+    assert numerics.smallest_normal("bf16") == pytest.approx(1.1755e-38, rel=1e-4)
+    assert numerics.epsilon("bf16") == 2.0**-7
+
+
+def test_fp8_formats_micikevicius_2022():
+    # Micikevicius et al. 2022 ("FP8 formats for deep learning"), Table 1
+    assert numerics.largest("fp8_e4m3") == 448.0 and numerics.largest("fp8_e5m2") == 57344.0
+    assert numerics.smallest_normal("fp8_e4m3") == 2.0**-6 and numerics.smallest_subnormal("fp8_e4m3") == 2.0**-9
+    assert numerics.smallest_normal("fp8_e5m2") == 2.0**-14 and numerics.smallest_subnormal("fp8_e5m2") == 2.0**-16

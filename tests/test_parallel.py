@@ -1,24 +1,75 @@
-"""chipchain.parallel: validation, placement, bubbles (Narayanan et al. 2021), traffic, and the vectorised search."""
+"""chipchain.parallel and chipchain.plans: validation and placement on a cluster, pipeline bubbles (Narayanan et al.
+2021; DeepSeek-V3 Table 2), traffic, step time, and the vectorised search; published settings, properties, bad input."""
+import dataclasses
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chipchain import comms, memory
+from chipchain import comms, links, memory, models, plans, systems
 from chipchain import parallel as P
 
 SEED_PLAN = P.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True, recompute="selective")
 
+# Narayanan et al. 2021 (Efficient Large-Scale Language Model Training on GPU Clusters), Table 1: parameters
+# (billions), heads, hidden, layers, TP, PP, GPUs, batch (sequences of 2,048 tokens, vocabulary 51,200), on DGX A100
+NARAYANAN_TABLE_1 = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512), (3.6, 32, 3072, 30, 2, 1, 64, 512), (7.5, 32, 4096, 36, 4, 1, 128, 512),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024), (39.1, 64, 8192, 48, 8, 2, 512, 1536),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792), (145.6, 96, 12288, 80, 8, 8, 1536, 2304),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160), (529.6, 128, 20480, 105, 8, 35, 2520, 2520),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072),
+]
 
-# --- validation and placement ------------------------------------------------------------------------------------
+
+# --- validation and placement on a cluster ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("row", NARAYANAN_TABLE_1, ids=lambda r: f"{r[0]}B")
+def test_narayanan_table_1_configurations_are_valid_and_fit(row):
+    billions, heads, hidden, layers, tp, pp, n, batch = row
+    params = models.params_from_shape(layers, hidden, 51200, heads, tied_embeddings=True, positions=2048)
+    # the table's counts, to its rounding (0.05e9) plus the biases and norms the shape formula leaves out (13lh)
+    assert params == pytest.approx(billions * 1e9, abs=0.05e9 + 13 * layers * hidden)
+    m = models.custom(layers=layers, hidden=hidden, heads=heads, seq=2048, vocab=51200, params=params)
+    dp = n // (tp * pp)
+    plan = P.Plan(tp=tp, pp=pp, dp=dp, microbatches=batch // dp, recompute="full")
+    a = P.analyze(plan, m, systems.cluster("DGX-A100", n))
+    assert a.warnings == ()                                              # TP stays on NVLink; pipelines fill
+    assert a.fit.fits                                                    # on 80 GB A100 with full recomputation
+    assert a.placement.tp.link.name == "NVLink3"
+
 
 def test_seed_plan_is_valid_and_placed_as_the_source_says():
-    assert P.validate(SEED_PLAN, "175B", 1024) == ()
-    where = P.placement(SEED_PLAN)
+    assert P.validate(SEED_PLAN, "175B", "A100", n_gpus=1024) == ()
+    where = P.placement(SEED_PLAN, "A100")
     # seed 000 ④: TP 8 inside a node on NVLink; 16 pipeline stages across nodes; 8 data replicas outermost
-    assert (where["tp"].scope, where["pp"].scope, where["dp"].scope) == ("intra-node", "inter-node", "inter-node")
-    assert (where["tp"].stride, where["pp"].stride, where["dp"].stride) == (1, 8, 128)
+    assert (where.tp.scope, where.pp.scope, where.dp.scope) == ("intra-node", "inter-node", "inter-node")
+    assert (where.tp.stride, where.pp.stride, where.dp.stride) == (1, 8, 128)
+    assert (where.tp.link.name, where.pp.link.name, where.ep) == ("NVLink3", "IB-HDR", None)
+    assert [k for k, _ in where.items()] == ["tp", "pp", "dp"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        where.tp = None
+
+
+def test_any_model_or_cluster_name_works():
+    # the issue's examples: the registry's full name and its alias, a cluster object and a node or accelerator name
+    assert P.validate(SEED_PLAN, "GPT-3-175B") == P.validate(SEED_PLAN, "175B") == ()
+    c = systems.cluster("A100", 1024)
+    assert P.validate(SEED_PLAN, "GPT-3", c) == P.validate(SEED_PLAN, models.get("175B"), "DGX A100", n_gpus=1024)
+    assert P.communication(SEED_PLAN, "175B", c) == P.communication(SEED_PLAN, "GPT-3-175B", "A100-SXM-80GB")
+    assert P.placement(SEED_PLAN, c) == P.placement(SEED_PLAN, "DGX-A100")
+
+
+def test_the_cluster_decides_the_links():
+    # DGX H100: NVLink 4 inside, NDR between; HGX H800 (DeepSeek): the cut NVLink; B200: NVLink 5 and NDR
+    for system, intra, inter in (("H100", "NVLink4", "IB-NDR"), ("H800", "NVLink4-H800", "IB-NDR"),
+                                 ("B200", "NVLink5", "IB-NDR")):
+        rows = {r.kind: r.link for r in P.communication(SEED_PLAN, "175B", system)}
+        assert rows["TP all-reduce"] == intra and rows["PP send/recv"] == inter
+    # a 72-GPU NVLink domain keeps TP 8 × PP 9 inside the node
+    assert P.placement(P.Plan(tp=8, pp=9, dp=1), "NVL72").pp.scope == "intra-node"
 
 
 @pytest.mark.parametrize("plan, n, match", [
@@ -31,57 +82,92 @@ def test_seed_plan_is_valid_and_placed_as_the_source_says():
 ])
 def test_invalid_plans_raise_clear_errors(plan, n, match):
     with pytest.raises(ValueError, match=match):
-        P.validate(plan, "175B", n)
+        P.validate(plan, "175B", "A100", n_gpus=n)
 
 
 def test_warnings():
-    w = P.validate(P.Plan(tp=16, pp=8, dp=8, microbatches=4, zero=2), "175B", 1024)
-    assert any("spans 2 nodes" in x for x in w)
+    w = P.validate(P.Plan(tp=16, pp=8, dp=8, microbatches=4, zero=2), "175B")
+    assert any("spans 2 nodes of 8 GPUs" in x for x in w)
     assert any("never fills" in x for x in w)
     assert any("ZeRO-2 with pipeline" in x for x in w)
-    assert any("shards nothing" in x for x in P.validate(P.Plan(tp=8, zero=1), "175B", 8))
-    assert P.placement(P.Plan(tp=16, pp=8, dp=8))["tp"].scope == "inter-node"
+    assert any("shards nothing" in x for x in P.validate(P.Plan(tp=8, zero=1), "175B"))
+    assert P.placement(P.Plan(tp=16, pp=8, dp=8), "A100").tp.scope == "inter-node"
+    # in a 72-GPU NVLink domain TP 16 does not leave the node
+    assert not any("spans" in x for x in P.validate(P.Plan(tp=16, pp=1, dp=1), "175B", "NVL72", n_gpus=16))
 
 
-MOE = memory.Model("moe-test", 50e9, 32, 4096, 32, 4096, 32000, "a made-up MoE shape for tests", experts=64,
-                   top_k=2)
+MOE = models.custom(layers=32, hidden=4096, heads=32, seq=4096, vocab=32000, params=50e9, active_params=10e9,
+                    experts=64, experts_active=2, name="moe-test")
 
 
 def test_expert_parallelism():
     plan = P.Plan(tp=8, pp=1, dp=16, ep=8, microbatches=4)
-    assert P.validate(plan, MOE, 128) == ()
-    assert P.placement(plan)["ep"].scope == "inter-node"
+    assert P.validate(plan, MOE, "H100", n_gpus=128) == ()
+    assert P.placement(plan, "H100").ep.scope == "inter-node"
     row = {r.kind: r for r in P.communication(plan, MOE, "H100")}["EP all-to-all"]
-    msg = 2 * 4096 * 4096 * 2                                 # b·s·h 16-bit elements × top_k = 2
-    assert row.count == 4 * 32 * 4 and row.message == msg
-    assert row.seconds == pytest.approx(row.count * comms.alltoall_time(msg, 8, 50e9, 5e-6))
+    msg = 2 * 4096 * 4096 * 2                                 # b·s·h 16-bit elements × 2 experts per token
+    ndr = links.get("NDR")
+    assert row.count == 4 * 32 * 4 and row.message_bytes == msg
+    assert row.seconds == pytest.approx(row.count * comms.alltoall_time(msg, 8, ndr.bandwidth_per_direction,
+                                                                        ndr.latency))
     with pytest.raises(ValueError, match="divide the 64 experts"):
-        P.validate(P.Plan(tp=8, dp=24, ep=24), MOE, 192)
+        P.validate(P.Plan(tp=8, dp=24, ep=24), MOE, "H100", n_gpus=192)
     with pytest.raises(ValueError, match="must divide dp"):
-        P.validate(P.Plan(tp=8, dp=4, ep=8), MOE, 32)
-    with pytest.raises(ValueError, match="top_k"):
-        memory.Model("bad", 1e9, 2, 64, 4, 64, experts=8, top_k=9)
+        P.validate(P.Plan(tp=8, dp=4, ep=8), MOE, "H100", n_gpus=32)
+    # DeepSeek-V3 (256 routed experts per layer, report Sec. 3.2) spreads them 64 ways across 8 H800 nodes
+    assert P.validate(P.Plan(dp=2048, ep=64), "DeepSeek-V3", "H800", n_gpus=2048) == ()
+    with pytest.raises(ValueError, match="divide the 256 experts"):
+        P.validate(P.Plan(dp=96, ep=48), "DeepSeek-V3", "H800", n_gpus=96)
 
 
-def test_plan_bad_input():
-    with pytest.raises(ValueError, match="zero"):
-        P.Plan(zero=4)
-    with pytest.raises(ValueError, match="tp"):
-        P.Plan(tp=0)
-    with pytest.raises(ValueError, match="recompute"):
-        P.Plan(recompute="half")
-    with pytest.raises(ValueError, match="plan"):
-        P.validate("8x16x8", "175B")
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: P.Plan(zero=4), ValueError, "zero"),
+    (lambda: P.Plan(tp=0), ValueError, "tp"),
+    (lambda: P.Plan(recompute="half"), ValueError, "recompute"),
+    (lambda: P.Plan(sequence_parallel=1), ValueError, "sequence_parallel"),
+    (lambda: P.validate("8x16x8", "175B"), ValueError, "plan"),
+    (lambda: P.placement("8x16x8"), ValueError, "plan"),
+    (lambda: P.validate(SEED_PLAN, "GPT-4"), KeyError, "nearest known names"),
+    (lambda: P.validate(SEED_PLAN, "175B", "DGX-Z100"), KeyError, "DGX-H100"),
+    (lambda: P.validate(SEED_PLAN, "175B", systems.cluster("A100", 1024), n_gpus=512), ValueError, "contradicts"),
+    (lambda: P.communication(SEED_PLAN, "175B", grad_bytes_per_param=0), ValueError, "grad_bytes_per_param"),
+    (lambda: P.analyze(SEED_PLAN, "175B", mfu=50), ValueError, "mfu"),
+    (lambda: P.analyze(SEED_PLAN, "175B", dp_overlap=-0.1), ValueError, "dp_overlap"),
+])
+def test_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
 
 
-# --- bubble -------------------------------------------------------------------------------------------------------
+# --- bubbles ------------------------------------------------------------------------------------------------------
 
-def test_bubble_matches_narayanan():
-    # Narayanan et al. 2021 §2.2: bubble/ideal = (p − 1)/m; interleaved: (p − 1)/(v·m)
-    assert P.bubble_fraction(16, 64) == pytest.approx(15 / 64)
-    assert P.bubble_fraction(8, 32, 4) == pytest.approx(7 / 128)
-    assert P.idle_share(16, 64) == pytest.approx(15 / 79)
+def test_megatron_bubble():
+    # Narayanan et al. 2021 §2.2.1: bubble / ideal = (p − 1)/m; §2.2.2 interleaved with v chunks: (p − 1)/(v·m)
+    assert P.bubble_fraction(16, 64) == 15 / 64
+    assert P.bubble_fraction(8, 32, 4) == 7 / 128
+    assert P.idle_share(16, 64) == 15 / 79
     assert P.bubble_fraction(1, 1) == 0 and P.idle_share(1, 7) == 0
+    # the running example: 16 stages, 192 micro-batches: under 8 % (seed 000's "bubble under 10 %")
+    assert P.bubble_fraction(16, 192) == pytest.approx(0.078, abs=0.0005)
+
+
+def test_deepseek_v3_table_2():
+    # DeepSeek-V3 report Table 2 with F : B : W = 1 : 2 : 1 and PP = 16: 1F1B (PP−1)(F+B) = 45,
+    # ZB1P (PP−1)(F+B−2W) = 15, DualPipe (PP/2−1)(F&B+B−3W) = 14 with F&B = F + B
+    assert [P.schedule_bubble(s, 16) for s in P.PIPELINE_SCHEDULES] == [45.0, 15.0, 14.0]
+    # an overlapped F&B chunk shorter than F + B shrinks only DualPipe's bubble
+    assert P.schedule_bubble("DualPipe", 16, fb=2.5) == 7 * (2.5 + 2 - 3)
+    # with W = 0 (no split backward) zero-bubble is plain 1F1B
+    assert P.schedule_bubble("ZB1P", 8, w=0) == P.schedule_bubble("1F1B", 8, w=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 128), st.integers(1, 1024), st.floats(0.1, 10), st.floats(0.1, 10))
+def test_1f1b_schedule_bubble_is_the_megatron_fraction(p, m, f, b):
+    # one home for the bubble: Table 2's 1F1B bubble over the ideal m(F + B) is Narayanan's (p − 1)/m
+    assert P.schedule_bubble("1F1B", p, f, b, 0.0) / (m * (f + b)) == pytest.approx(P.bubble_fraction(p, m))
+    w = b / 2
+    assert P.schedule_bubble("ZB1P", p, f, b, w) <= P.schedule_bubble("1F1B", p, f, b, w)
 
 
 @settings(max_examples=200, deadline=None)
@@ -91,27 +177,62 @@ def test_bubble_properties(p, m, v):
     assert 0 <= idle < 1 and idle <= b + 1e-15
     assert idle == pytest.approx(b / (1 + b))                  # the two views of the same bubble
     assert P.bubble_fraction(p, m + 1, v) <= b                 # more micro-batches never enlarge the bubble
+    assert P.bubble_fraction(p, m, v + 1) <= b                 # nor do more virtual stages
+
+
+def test_bubble_is_elementwise():
+    m = np.array([8, 16, 64, 192])
+    assert P.bubble_fraction(16, m).tolist() == [P.bubble_fraction(16, int(x)) for x in m]
+    assert P.idle_share(np.array([2, 4]), 8).tolist() == [P.idle_share(2, 8), P.idle_share(4, 8)]
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: P.bubble_fraction(0, 8), "pp"),
+    (lambda: P.bubble_fraction(4, 0), "microbatches"),
+    (lambda: P.bubble_fraction(4, [8, 2.5]), "microbatches"),
+    (lambda: P.idle_share(4, 8, 0), "virtual_stages"),
+    (lambda: P.schedule_bubble("GPipe", 16), "schedule"),
+    (lambda: P.schedule_bubble("1F1B", 1), "pp"),
+    (lambda: P.schedule_bubble("DualPipe", 15), "even"),
+    (lambda: P.schedule_bubble("ZB1P", 16, b=1.0, w=2.0), "cannot exceed b"),
+    (lambda: P.schedule_bubble("1F1B", 16, f=0), "f must"),
+])
+def test_bubble_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
 
 
 # --- communication ----------------------------------------------------------------------------------------------
 
 def test_communication_of_the_seed_plan():
     rows = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
-    act = 2 * 2048 * 12288                                     # b·s·h 16-bit elements, b = 1
+    act = 2 * 2048 * 12288                                     # b·s·h 16-bit elements, b = 1 (GPT-3 175B shape)
+    nv3 = links.get("NVLink3")
     tp = rows["TP all-reduce"]
-    assert tp.link == "NVLink3" and tp.count == 4 * 6 * 64     # 4 per layer × 96/16 layers × 64 micro-batches
-    assert tp.seconds == pytest.approx(tp.count * comms.ring_allreduce_time(act, 8, 300e9, 3e-6))
+    # Shoeybi et al. 2019 §3: 2 all-reduces forward and 2 backward per layer; 96/16 layers × 64 micro-batches
+    assert tp.link == "NVLink3" and tp.count == 4 * 6 * 64
+    assert tp.seconds == pytest.approx(tp.count * comms.ring_allreduce_time(act, 8, nv3.bandwidth_per_direction,
+                                                                            nv3.latency))
     pp = rows["PP send/recv"]
-    assert pp.link == "IB-HDR" and pp.count == 128 and pp.message == pytest.approx(act / 8)
+    # Narayanan et al. 2021 §4.1: the scatter/gather optimisation sends 1/t of the activation across nodes
+    assert pp.link == "IB-HDR" and pp.count == 128 and pp.message_bytes == pytest.approx(act / 8)
     dp = rows["DP ZeRO-1 reduce-scatter + gather"]
     grads = 2 * 175e9 / 128
-    assert dp.link == "IB-HDR" and dp.bytes == pytest.approx(2 * 7 / 8 * grads)   # 2Ψ per the ring
+    assert dp.link == "IB-HDR" and dp.sent_bytes == pytest.approx(2 * 7 / 8 * grads)   # 2Ψ, ZeRO §7
     z3 = {r.kind: r for r in P.communication(P.Plan(tp=8, pp=1, dp=128, zero=3), "175B", "A100")}
-    z3row = z3["DP ZeRO-3 gather + reduce-scatter"]
-    assert z3row.bytes == pytest.approx(3 * 127 / 128 * 2 * 175e9 / 8)            # 3Ψ
+    # ZeRO §7: stage 3 moves 3Ψ per step, 1.5× data parallelism's 2Ψ
+    assert z3["DP ZeRO-3 gather + reduce-scatter"].sent_bytes == pytest.approx(3 * 127 / 128 * 2 * 175e9 / 8)
+    assert [P.zero_traffic_factor(s) for s in range(4)] == [2, 2, 2, 3]
+
+
+def test_tp_traffic_dominates_the_seed_plan():
+    # chapter 4's prediction: tensor parallelism sends the most bytes per GPU, data parallelism the least per op
+    rows = P.communication(SEED_PLAN, "175B", "A100")
+    assert max(rows, key=lambda r: r.sent_bytes).kind == "TP all-reduce"
 
 
 def test_full_recompute_adds_tp_traffic():
+    # Korthikanti et al. 2022: full recomputation repeats the forward pass, and with it its 2 all-reduces per layer
     sel = P.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="selective"), "175B")[0]
     full = P.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="full"), "175B")[0]
     assert full.count == sel.count * 6 // 4
@@ -120,10 +241,13 @@ def test_full_recompute_adds_tp_traffic():
 def test_analyze_seed_plan():
     a = P.analyze(SEED_PLAN, "175B", "A100", n_gpus=1024)
     assert a.fit.fits and a.warnings == ()
-    assert a.bubble == pytest.approx(15 / 64)
-    assert a.ledger.total == pytest.approx(memory.ledger("175B", tp=8, pp=16, dp=8, zero=1, sequence_parallel=True,
-                                                         recompute="selective", microbatches=64).total)
+    assert a.bubble == 15 / 64
+    assert a.ledger.total == memory.ledger("175B", tp=8, pp=16, dp=8, zero=1, sequence_parallel=True,
+                                           recompute="selective", microbatches=64).total
     assert a.step_seconds > a.compute_seconds * (1 + a.bubble)
+    # compute: 6ND over the step's 64 × 8 × 2,048 tokens at half the A100's BF16 dense peak (312 TFLOP/s)
+    assert a.compute_seconds == pytest.approx(6 * 175e9 * 64 * 8 * 2048 / (1024 * 312e12 * 0.5))
+    assert P.analyze(SEED_PLAN, "175B", "H100", n_gpus=1024).step_seconds < a.step_seconds
 
 
 # --- search ---------------------------------------------------------------------------------------------------
@@ -134,32 +258,33 @@ def _scalar(c, name, n, acc, **kw):
 
 @pytest.mark.parametrize("name, n, acc", [("175B", 1024, "A100"), ("70B", 256, "H100"), ("13B", 64, "A100"),
                                           ("530B", 4096, "H100")])
-def test_search_results_are_valid_fit_and_agree_with_scalar_model(name, n, acc):
-    found = P.search(name, n, acc, top=25)
+def test_search_results_are_valid_fit_and_agree_with_the_scalar_model(name, n, acc):
+    found = plans.search(name, acc, n, top=25)
     assert found
     times = [c.step_seconds for c in found]
     assert times == sorted(times)
     for c in found:
         a = _scalar(c, name, n, acc)                         # raises if the plan is invalid
         assert a.fit.fits
-        assert c.memory == pytest.approx(a.ledger.total, rel=1e-9)
+        assert c.memory_bytes == pytest.approx(a.ledger.total, rel=1e-9)
         assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)
-        assert c.plan.global_batch == 1536
+        assert c.plan.batch == 1536
 
 
 def test_search_finds_the_seed_plan_for_175b_on_1024_a100():
-    best = P.search("175B", 1024, "A100", distinct_shapes=True)[0]
+    # seed 000 ④ (and Narayanan et al.'s choice of TP 8 within a DGX A100): 8 × 16 × 8
+    best = plans.search("175B", systems.cluster("A100", 1024), distinct_shapes=True)[0]
     assert (best.plan.tp, best.plan.pp, best.plan.dp) == (8, 16, 8)
 
 
 def test_search_nothing_fits():
-    assert P.search("1T", 8, "RTX-4090", global_batch=8) == []
+    assert plans.search("1T", "RTX-4090", 8, batch=8) == []
 
 
 def test_search_16384_gpus_under_a_second():
-    P.search("175B", 1024, "H100")                           # warm imports
+    plans.search("175B", "H100", 1024)                       # warm imports
     t0 = time.perf_counter()
-    found = P.search("1T", 16384, "H100", global_batch=4096, top=50)
+    found = plans.search("1T", "H100", 16384, batch=4096, top=50)
     assert time.perf_counter() - t0 < 1.0
     assert found
     for c in found[:10]:
@@ -170,25 +295,33 @@ def test_search_16384_gpus_under_a_second():
 @given(st.sampled_from(["13B", "70B", "175B"]), st.sampled_from([16, 64, 128, 512]),
        st.sampled_from(["A100", "H100"]), st.sampled_from([256, 512, 1536]), st.floats(0, 1))
 def test_search_property_every_plan_valid_and_fitting(name, n, acc, batch, overlap):
-    for c in P.search(name, n, acc, global_batch=batch, dp_overlap=overlap, top=8):
+    for c in plans.search(name, acc, n, batch=batch, dp_overlap=overlap, top=8):
         a = _scalar(c, name, n, acc, dp_overlap=overlap)
         assert a.fit.fits and c.plan.n_gpus == n
         assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)
 
 
-def test_search_bad_input():
-    with pytest.raises(ValueError, match="n_gpus"):
-        P.search("175B", 0)
-    with pytest.raises(KeyError):
-        P.search("175B", 8, "H300")
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: plans.search("175B", "A100", 0), ValueError, "n_gpus"),
+    (lambda: plans.search("175B", "H300", 8), KeyError, "nearest known names"),
+    (lambda: plans.search("175B", "A100", 8, batch=0), ValueError, "batch"),
+    (lambda: plans.search("175B", "A100", 8, top=0), ValueError, "top"),
+    (lambda: plans.search("GPT-5", "A100", 8), KeyError, "nearest known names"),
+])
+def test_search_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
 
 
-def test_plot_zero_tradeoff_has_four_stages():
+def test_views_draw_from_the_equations():
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = P.plot_zero_tradeoff(175e9, dps=(1, 8, 64))
+    from chipchain.views import parallel as V
+
+    ax = V.plot_zero_tradeoff(175e9, dps=(1, 8, 64))
     assert len(ax.get_lines()) == 4 + 1                        # four stages and the 80 GB line
-    assert [P.zero_traffic_factor(s) for s in range(4)] == [2, 2, 2, 3]
-    with pytest.raises(ValueError, match="stage"):
-        P.zero_traffic_factor(4)
+    table = V.bubble_table(16, (16, 192))
+    assert table["bubble / ideal"].tolist() == [P.bubble_fraction(16, 16), P.bubble_fraction(16, 192)]
+    bill = V.communication_table(SEED_PLAN, "175B", "A100")
+    assert bill.loc["TP all-reduce", "link"] == "NVLink3"

@@ -1,36 +1,52 @@
 """chipchain.policy: TPP, performance density, the rules' thresholds (exactly at each), the variant story."""
-import json
-from importlib import resources
-
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chipchain import policy
+from chipchain import hardware, policy
+from chipchain.views import policy as views_policy
 
 
 def test_tpp_definition():
-    assert policy.tpp_from(300, 16) == 4800          # "4,800 ≈ 300 dense TFLOPS at 16 bits"
-    assert policy.tpp_from(600, 8) == 4800           # "≈ 600 TOPS at 8 bits"
-    assert policy.tpp("A100") == pytest.approx(4992)
-    assert policy.tpp("H100") == pytest.approx(15_832)   # FP8 1,979 × 8 (BF16 989.4 × 16 = 15,830.4)
+    # BIS, 88 FR 73458 (and 87 FR 62186): TPP = 2 × MacTOPS × bit length; one MAC is two operations, so a dense
+    # datasheet figure in TOPS times the bit length. The 4,800 threshold is 300 dense TFLOPS at 16 bits.
+    assert policy.tpp_from(300e12, 16) == 4800
+    assert policy.tpp_from(600e12, 8) == 4800
+    assert policy.tpp("A100") == pytest.approx(4992)      # widely quoted: A100 TPP 4,992 (312 × 16), caught in 2022
+    # H100 SXM: 989.4 dense BF16 TFLOPS × 16 = 15,830; FP8 1,979 × 8 = 15,832 (the figure quoted for the H100).
+    # The sparse figure (1,978.9 × 16 ≈ 31,664) does not count: TPP is defined on dense throughput.
+    assert policy.tpp("H100") == pytest.approx(15_832)
     assert policy.tpp_precision("H100")[1] == "fp8"
-    assert policy.tpp("H20") == pytest.approx(2368)
-    assert policy.tpp("RTX-4090") == pytest.approx(5284.8)   # 660.6 dense FP8/INT8 TOPS × 8
+    assert policy.tpp("H20") == pytest.approx(2368)       # widely quoted: H20 TPP 2,368 (148 × 16)
+    assert policy.tpp("RTX-4090") == pytest.approx(5284.8)   # 660.6 dense FP8/INT8 TOPS × 8, quoted as 5,285
+
+
+def test_tpp_takes_arrays():
+    t = policy.tpp_from(np.array([150e12, 300e12, 600e12]), 16)
+    assert list(t) == [2400, 4800, 9600]
+    assert list(policy.performance_density_from(t, 800)) == [3.0, 6.0, 12.0]
 
 
 def test_performance_density():
-    assert policy.performance_density("A100") == pytest.approx(4992 / 826)
-    assert policy.performance_density("H20") == pytest.approx(2368 / 814)
-    with pytest.raises(ValueError, match="die_area_mm2"):
+    # quoted with the 2023 rule's commentary: A100 ≈ 6.04, H20 ≈ 2.91, H100 ≈ 19.4 TPP per mm²
+    assert policy.performance_density("A100") == pytest.approx(6.04, abs=0.005)
+    assert policy.performance_density("H20") == pytest.approx(2.91, abs=0.005)
+    assert policy.performance_density("H100") == pytest.approx(19.45, abs=0.01)
+    with pytest.raises(ValueError, match="MI300X has no 'die_area_mm2'"):
         policy.performance_density("MI300X")
 
 
-def test_rules_data_carry_citations():
-    raw = json.loads(resources.files("chipchain").joinpath("data/export_rules.json").read_text(encoding="utf-8"))
-    for r in raw["rules"]:
-        assert r["citation"] and r["bibkey"] and r["checked"] in ("V", "V2", "U") and r["paraphrase"] is True
+def test_rules_data_carry_citations_and_thresholds():
+    for r in policy.rules():
+        assert r.citation and r.bibkey and r.checked in ("V", "V2", "U") and r.paraphrase is True
     assert policy.rule("2022-10").citation == "87 FR 62186"
     assert policy.rule("2023-10-17").citation == "88 FR 73458"
+    # 87 FR 62186: TPP ≥ 4,800 and bidirectional I/O ≥ 600 GB/s
+    assert policy.thresholds("2022-10", "tpp") == [4800] and policy.thresholds("2022-10", "io_GBps") == [600]
+    # 88 FR 73458: TPP 1,600 / 2,400 / 4,800; performance density 1.6 / 3.2 / 5.92; no I/O test
+    assert policy.thresholds("2023-10", "tpp") == [1600, 2400, 4800]
+    assert policy.thresholds("2023-10", "pd") == [1.6, 3.2, 5.92]
+    assert policy.thresholds("2023-10", "io_GBps") == []
 
 
 # --- exactly at each threshold ------------------------------------------------------------------------------------
@@ -39,7 +55,7 @@ def test_rules_data_carry_citations():
     (20_000, 900e9, "3A090"), (20_000, 400e9, "not controlled"),
 ])
 def test_2022_thresholds(tpp, io, expected):
-    assert policy.classify_numbers(tpp, io_bidir=io, rule_id="2022-10").category == expected
+    assert policy.classify_numbers(tpp, io_bandwidth=io, rule_id="2022-10").category == expected
 
 
 @pytest.mark.parametrize("tpp,pd,expected", [
@@ -89,28 +105,43 @@ def test_reasons_name_the_threshold():
 
 
 def test_placements_cover_the_catalog():
-    from chipchain import hardware
-
-    df = policy.placements()
+    placed = policy.placements()
+    assert [p.accelerator.name for p in placed] == hardware.names()
+    cats = {c.category for p in placed for c in p.classifications}
+    assert cats <= {"3A090", "3A090.a", "3A090.b", "not controlled", "not controlled (note)", "undetermined"}
+    df = views_policy.placements()
     assert list(df.index) == hardware.names()
-    assert set(df["2023-10"]) <= {"3A090.a", "3A090.b", "not controlled", "not controlled (note)", "undetermined"}
+    assert df.loc["H20", "2023-10"] == "not controlled" and df.loc["H20", "io_GBps"] == 900
+
+
+def test_missing_catalog_figures_are_undetermined_by_name():
+    # TPU-v4 has neither die area nor an I/O figure in the catalog: no guess, and the reason says which is missing
+    c = policy.classify("TPU-v4", "2023-10")
+    assert c.category == "undetermined" and "die area" in c.reason
+    assert policy.classify("Cerebras-WSE-3").reason.startswith("cannot decide: the catalog has no peak")
+    assert policy.classify("RTX-4090", "2022-10").io_bandwidth == 0.0     # a known zero is not missing
 
 
 def test_timeline_and_superpods():
-    t = policy.timeline()
+    t = views_policy.timeline()
     assert list(t["date"]) == sorted(t["date"])
     assert {"2022-10-07", "2023-10-17", "2024-12-02", "2025-01-15", "2025-05-13"} <= set(t["date"])
-    assert t["bibkey"].str.len().gt(0).all()
-    s = policy.superpods()
-    atlas = s[s.index.str.startswith("Atlas")]
-    assert sorted(atlas["pflops_16bit"]) == [288.7, 307.2]                 # both figures the page prints
-    assert atlas["tflops_per_accelerator"].max() == pytest.approx(800)      # 307.2 PF / 384
+    assert t["bibkey"].str.len().gt(0).all() and t["source"].str.len().gt(0).all()
+    pods = {p.system: p for p in policy.superpods()}
+    atlas = [p for name, p in pods.items() if name.startswith("Atlas")]
+    assert sorted(p.peak_flops / 1e15 for p in atlas) == pytest.approx([288.7, 307.2])  # both figures the page prints
+    assert max(p.gpu_peak_flops for p in atlas) / 1e12 == pytest.approx(800)       # 307.2 PF / 384
+    nvl72 = pods["GB200 NVL72"]
+    assert nvl72.peak_flops == pytest.approx(72 * hardware.get("B200").peak_flops("bf16"))
+    s = views_policy.superpods()
+    assert sorted(s.loc[s.index.str.startswith("Atlas"), "pflops_16bit"]) == pytest.approx([288.7, 307.2])
 
 
 @pytest.mark.parametrize("call", [
     lambda: policy.tpp_from(-1, 16), lambda: policy.tpp_from(100, 0), lambda: policy.performance_density_from(1, 0),
     lambda: policy.classify_numbers(float("nan")), lambda: policy.classify_numbers(100, market="home"),
-    lambda: policy.classify_numbers(100, io_bidir=-1),
+    lambda: policy.classify_numbers(100, io_bandwidth=-1), lambda: policy.tpp_from([1e12, float("nan")], 16),
+    lambda: policy.rule(2023), lambda: policy.thresholds("2023-10", "area"),
 ])
 def test_bad_input(call):
     with pytest.raises(ValueError):
@@ -118,7 +149,7 @@ def test_bad_input(call):
 
 
 def test_unknown_rule_and_chip():
-    with pytest.raises(KeyError, match="known rules"):
+    with pytest.raises(KeyError, match="nearest known names"):
         policy.rule("2019")
     with pytest.raises(KeyError, match="nearest known names"):
         policy.classify("H300")

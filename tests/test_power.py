@@ -1,40 +1,55 @@
 """chipchain.power: facility power, energy of a run, cost, emissions, efficiency — pinned to the sources."""
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from chipchain import power, walkthrough
 from chipchain.units import DAY, GWh, kWh
+from chipchain.views import power as views_power
 
 
 def test_hundred_thousand_h100_is_70_mw_of_gpu_heat():
-    assert power.it_power(100_000, power.accelerator_power("H100")) == pytest.approx(70e6)  # seed 000 §10
+    assert power.it_power(100_000, "H100") == pytest.approx(70e6)  # seed 000 §10: "100,000 H100 … 70 MW"
+    assert power.it_power(100_000, "H100") == power.it_power(100_000, power.accelerator_power("H100"))
 
 
-def test_facility_power_multiplies_host_share_and_pue():
-    assert power.facility_power(8, 700, 575, 1.0) == pytest.approx(10_200)  # a DGX H100 at its rating
-    assert power.facility_power(100_000, 700, 575, 1.3) == pytest.approx(165.75e6)
-
-
-def test_host_share_from_dgx_h100():
-    # NVIDIA DGX H100 datasheet: ~10.2 kW for 8 × 700 W GPUs
+def test_dgx_h100_at_its_rating():
+    # NVIDIA DGX H100 datasheet: ~10.2 kW maximum for 8 × 700 W GPUs → 575 W of host per GPU
     assert power.host_share_from_system(power.fact("dgx_h100_max_power"), 8, 700) == pytest.approx(575)
+    assert power.host_share("DGX-H100") == power.host_share("H100") == pytest.approx(575)
+    assert power.facility_power(8, "H100", power.host_share("H100")) == pytest.approx(10_200)
+    # NVIDIA DGX A100 datasheet: 6.5 kW maximum for 8 × 400 W GPUs → 412.5 W
+    assert power.host_share("DGX-A100") == pytest.approx(412.5)
     with pytest.raises(ValueError, match="system_power"):
         power.host_share_from_system(5000, 8, 700)
+    with pytest.raises(KeyError, match="maximum system power"):
+        power.host_share("GB200-NVL72")
 
 
-def test_stargate_in_h100_equivalents():
-    assert power.accelerators_supported(10e9, 700) == pytest.approx(10e9 / 700)
-    assert power.accelerators_supported(10e9, 700, 575, 1.3) == pytest.approx(10e9 / (1275 * 1.3))
+def test_uptime_pue_and_overhead():
+    # Uptime Institute Global Data Center Survey 2023: average PUE 1.58 (1.55 in 2022)
+    assert power.fact("pue_uptime_2023") == 1.58 and power.fact("pue_uptime_2022") == 1.55
+    it = power.it_power(1000, "H100", 575)
+    overhead = 1 - it / power.facility_power(1000, "H100", 575, power.fact("pue_uptime_2023"))
+    assert overhead == pytest.approx(0.367, abs=5e-4)     # 36.7 % of facility energy is not IT
+
+
+def test_site_power_inverts_facility_power():
+    # Stargate's 10 GW (seed 000): 14.3 M H100 by the boards alone; the inverse of facility_power exactly
+    assert power.accelerators_supported(10e9, "H100") / 1e6 == pytest.approx(14.29, abs=0.005)
+    n = power.accelerators_supported(10e9, "H100", 575, 1.3)
+    assert power.facility_power(1, "H100", 575, 1.3) * n == pytest.approx(10e9)
 
 
 def test_seed002_2048_h100_three_months():
     # seed 002: 2,048 H100, 1.4 MW, three months, "about 3.0 GWh × $0.12 ≈ $360k"
-    assert power.it_power(2048, 700) == pytest.approx(1.4336e6)
-    e = power.run_energy(2048, 700, 90 * DAY)
+    assert power.it_power(2048, "H100") / 1e6 == pytest.approx(1.4, abs=0.05)
+    e = power.run_energy(2048, "H100", 90 * DAY)
     assert e / GWh == pytest.approx(3.0966, rel=1e-3)          # 3.1 GWh, not 3.0
     assert power.electricity_cost(e, 0.12) == pytest.approx(371_589, rel=1e-3)
+    assert power.electricity_cost(3.0 * GWh, 0.12) == pytest.approx(360_000)   # the source's own product
 
 
 def test_household_years_eia():
@@ -44,16 +59,18 @@ def test_household_years_eia():
 
 
 def test_peak_efficiency_seed002():
-    assert power.peak_efficiency("A100") / 1e12 == pytest.approx(0.78)          # 312 / 400
-    assert power.peak_efficiency("H100") / 1e12 == pytest.approx(1.41, abs=0.005)  # 989.4 / 700
+    assert power.peak_efficiency("A100") / 1e12 == pytest.approx(0.78)          # seed 002: 312 / 400
+    assert power.peak_efficiency("H100") / 1e12 == pytest.approx(1.41, abs=0.005)  # seed 002: 989 / 700
 
 
-def test_realised_efficiency_and_utilisation_lever():
-    full = power.realised_efficiency(989.4e12, 700, 1.0)
-    assert full == pytest.approx(power.peak_efficiency("H100"))
-    train = power.realised_efficiency(989.4e12, 700, 0.5)
-    decode = power.realised_efficiency(989.4e12, 700, 0.2)
-    assert train / decode == pytest.approx(2.5)     # seed 000 §11: 50 % vs 20 % utilisation
+def test_realised_efficiency_seed002_range_and_utilisation_lever():
+    assert power.realised_efficiency("H100", 1.0) == pytest.approx(power.peak_efficiency("H100"))
+    # seed 002: "nominal 1.41 often only 0.4–0.7 in practice" at MFU 30–50 %
+    for mfu in (0.3, 0.5):
+        assert 0.4 <= power.realised_efficiency("H100", mfu) / 1e12 <= 0.71
+    # seed 000 §11: 50 % vs 20 % utilisation is 2.5× the useful work per joule
+    assert power.realised_efficiency("H100", 0.5) / power.realised_efficiency("H100", 0.2) == pytest.approx(2.5)
+    assert power.realised_efficiency("A100", 0.5, peak_flops=3e14) / 1e12 == pytest.approx(0.375)
 
 
 def test_bloom_emissions():
@@ -65,39 +82,59 @@ def test_run_ledger_sums_and_matches_parts():
     r = power.run_ledger(1024, 400, 158 * DAY, host_share=200, pue=1.4, price_per_kwh=0.12, kg_co2_per_kwh=0.4)
     assert r.accelerator_energy + r.host_energy + r.overhead_energy == pytest.approx(r.energy)
     assert r.overhead_energy == pytest.approx(0.4 * (r.accelerator_energy + r.host_energy))
-    assert r.dollars == pytest.approx(r.kwh * 0.12)
-    assert r.kg_co2 == pytest.approx(r.kwh * 0.4)
+    assert r.dollars == pytest.approx(power.electricity_cost(r.energy, 0.12))
+    assert r.kg_co2 == pytest.approx(power.emissions(r.energy, 0.4))
+
+
+def test_equations_take_arrays():
+    days = np.array([30.0, 90.0, 158.0])
+    e = power.run_energy(2048, "H100", days * DAY)
+    assert e.shape == (3,) and e[1] == pytest.approx(power.run_energy(2048, "H100", 90 * DAY))
+    bills = power.electricity_cost(e, [0.06, 0.12, 0.2])
+    assert bills[1] == pytest.approx(power.electricity_cost(e[1], 0.12))
+    assert np.all(np.diff(power.realised_efficiency("H100", np.array([0.2, 0.4, 0.6]))) > 0)
+    with pytest.raises(ValueError, match="seconds"):
+        power.run_energy(8, 700, np.array([1.0, float("nan")]))
+    with pytest.raises(ValueError, match="energy"):
+        power.electricity_cost([-1.0, 2.0], 0.1)
+
+
+def test_missing_tdp_fails_by_name():
+    with pytest.raises(ValueError, match="TPU-v4 has no 'tdp'"):
+        power.it_power(10, "TPU-v4")
 
 
 def test_deals_show_both_tmi_figures():
-    d = power.deals()
+    d = views_power.deals()
     assert set(d["capacity_MW"]) >= {835, 837, 500, 960, 1920, 10_000}
     for col in ("bibkey", "checked", "source"):
         assert d[col].notna().all(), col
 
 
 def test_every_fact_has_source_and_check_level():
-    f = power.facts()
+    f = views_power.facts()
     assert f["source"].str.len().gt(0).all() and f["checked"].isin(["V", "V2", "U"]).all()
 
 
 def test_walkthrough_step7():
-    e = walkthrough.Walkthrough().step7_electricity()
     w = walkthrough.Walkthrough()
+    e = w.step7_electricity()
     assert e.seconds == pytest.approx(w.run_seconds)
-    assert e.gpu_only_kwh == pytest.approx(1024 * 0.4 * w.run_seconds / 3600)       # 1.56 M kWh
-    assert e.kwh == pytest.approx(1024 * 0.6 * 1.4 * w.run_seconds / 3600)
-    assert e.dollars == pytest.approx(e.kwh * 0.12)
-    # seed 000's "$1.55 M" equals the GPU-only kWh count at $1/kWh
-    assert e.gpu_only_kwh / 1e6 == pytest.approx(1.55, abs=0.01)
+    assert e.kwh == pytest.approx(power.run_energy(1024, "A100", w.run_seconds, 200, 1.4) / kWh)
+    assert e.dollars == pytest.approx(power.electricity_cost(e.energy, 0.12))
+    # seed 000's "$1.55 M" is the GPU-only kWh count at the source's rounded 300 TFLOP/s peak (158 days)
+    src = w.replace(peak_flops=3e14).step7_electricity()
+    assert src.seconds / DAY == pytest.approx(158, abs=0.5)
+    assert src.gpu_only_kwh / 1e6 == pytest.approx(1.55, abs=0.01)
 
 
 @pytest.mark.parametrize("call", [
     lambda: power.it_power(0, 700), lambda: power.it_power(10, -1), lambda: power.facility_power(10, 700, 0, 0.9),
     lambda: power.run_energy(10, 700, float("nan")), lambda: power.run_energy(10, 700, 10, power_fraction=1.5),
     lambda: power.electricity_cost(-1, 0.1), lambda: power.emissions(1, float("inf")),
-    lambda: power.household_years(1, 0), lambda: power.realised_efficiency(1e15, 700, 0),
-    lambda: power.it_power(True, 700),
+    lambda: power.household_years(1, 0), lambda: power.realised_efficiency("H100", 0),
+    lambda: power.it_power(True, 700), lambda: power.accelerators_supported(0, 700),
+    lambda: power.it_power(8, [True, False]), lambda: power.fact(3),
 ])
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
@@ -109,6 +146,8 @@ def test_unknown_names_raise_key_error():
         power.fact("household")
     with pytest.raises(KeyError, match="nearest known names"):
         power.accelerator_power("H300")
+    with pytest.raises(KeyError, match="nearest known names"):
+        power.it_power(8, "H300")
 
 
 @settings(max_examples=60, deadline=None)
@@ -120,4 +159,5 @@ def test_energy_is_monotone(n, watts, host, pue, days, extra):
     assert power.run_energy(n, watts + extra, days * DAY, host, pue) > e
     assert power.run_energy(n, watts, (days + extra) * DAY, host, pue) > e
     assert power.run_energy(n, watts, days * DAY, host, pue + extra) > e
-    assert math.isclose(e, pue * n * (watts + host) * days * DAY, rel_tol=1e-12)
+    # energy scales exactly with GPUs and time: twice the GPUs for half the time is the same energy
+    assert math.isclose(power.run_energy(2 * n, watts, days * DAY / 2, host, pue), e, rel_tol=1e-12)

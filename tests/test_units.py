@@ -43,3 +43,24 @@ def test_bytes_per_element():
     assert units.bytes_per_element("FP8") == 1
     with pytest.raises(ValueError, match="dtype"):
         units.bytes_per_element("fp12")
+
+
+def test_missing_catalog_figure_fails_by_name():
+    from chipchain import hardware
+    b200 = hardware.get("B200")                      # the catalog has no SM or CUDA-core count for the B200
+    for fmt, value in ((units.fmt_number, b200.cuda_cores), (units.fmt_number, b200.sms)):
+        with pytest.raises(ValueError, match="B200 has no '(cuda_cores|sms)' figure in the catalog"):
+            fmt(value)
+
+
+@pytest.mark.parametrize("func,arg", [(units.fmt_bandwidth, "bandwidth"), (units.fmt_power, "power"),
+                                      (units.fmt_energy, "energy"), (units.fmt_duration, "seconds")])
+def test_formatter_errors_name_the_argument(func, arg):
+    with pytest.raises(ValueError, match=arg):
+        func(-1)
+
+
+def test_bytes_per_element_is_the_one_table():
+    # IEEE 754 / OCP FP8 widths: 64, 32, 16, 8 bits; TF32 is stored in 32-bit words; INT4 packs two per byte
+    assert units.BYTES_PER_ELEMENT == {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1,
+                                       "int4": 0.5}

@@ -31,10 +31,13 @@ def _texts(nb: dict) -> list[str]:
             if o.get("output_type") == "stream":
                 parts.append("".join(o.get("text", "")))
             data = o.get("data", {})
-            if "text/plain" in data:
-                parts.append("".join(data["text/plain"]))
-            if "text/html" in data:
-                text = html.unescape(TAG.sub(" ", "".join(data["text/html"])))
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            for mime, value in data.items():
+                if mime.endswith("text/plain") or mime.endswith("text/markdown"):
+                    text = "".join(value)
+                    parts.append(f"{name} = {text}" if name else text)
+            for mime in [m for m in data if m.endswith("text/html")]:
+                text = html.unescape(TAG.sub(" ", "".join(data[mime])))
                 parts.append(re.sub(r"[ \t]+", " ", text))
         out.append("\n".join(parts))
     return out

@@ -10,9 +10,8 @@ Both compute the same thing, ``O = softmax(τ·Q·Kᵀ)·V`` with ``τ = 1/√d`
   rescaled by ``exp(m_old − m_new)``. The result is the same to rounding error. The loop order (Q blocks outside,
   K/V blocks inside) is FlashAttention-2's (Dao 2023).
 
-The IO model counts **elements** moved between "HBM" (the full arrays) and an "SRAM" that holds ``sram`` elements
-(Dao et al. count the same way; multiply by the bytes per element for bytes). Theorem 2 of Dao et al. (2022):
-standard attention needs Θ(N·d + N²) HBM accesses, FlashAttention Θ(N²·d²/M) for d ≤ M ≤ N·d.
+The IO model of both (HBM accesses, Dao et al. 2022 Theorem 2), the sizes of the score matrix and the running
+example live in :mod:`chipchain.attention_io`; tables, figures and the explorer in :mod:`chipchain.views.attention`.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -29,20 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _check, widgets
+from . import _check
 
 __all__ = [
-    "IOCounter", "naive_attention", "flash_attention", "block_sizes", "standard_hbm_accesses",
-    "flash_hbm_accesses", "theorem2_standard", "theorem2_flash", "score_matrix_bytes", "score_memory_table",
-    "attention_activation_bytes", "peak_extra_memory", "naive_extra_memory", "flash_extra_memory",
-    "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory", "traffic_explorer",
-    "AttentionStep", "running_example", "SRAM_PER_SM",
+    "IOCounter", "naive_attention", "flash_attention", "SoftmaxStep", "online_softmax_steps", "peak_extra_memory",
+    "naive_extra_memory", "flash_extra_memory",
 ]
-
-#: on-chip SRAM (shared memory / L1) per streaming multiprocessor, bytes. A100: 192 KB (NVIDIA's KB = 1024
-#: bytes) of combined L1/shared memory per SM, the figure Dao et al. (2022, Sec. 2.1) use; H100: 228 KB of shared
-#: memory per SM (NVIDIA Hopper architecture whitepaper).
-SRAM_PER_SM = {"A100": 192 * 1024, "H100": 228 * 1024}
 
 
 @dataclass
@@ -273,167 +264,7 @@ def _flash_loop(q, kt, v, out, tau, bq, bk, causal, counter):
             counter.write(heads * (qe - qs) * dv)
 
 
-# --- the IO model -------------------------------------------------------------------------------------------------
-
-def block_sizes(d, sram) -> tuple:
-    """Tile sizes (B_r, B_c) that fit an SRAM of ``sram`` elements for head dimension ``d``.
-
-    B_c = min(d, ⌊M/(4d)⌋) rows of K and V; then B_r, the largest integer with
-    2·B_r·d (Q_i, Õ_i) + 2·B_c·d (K_j, V_j) + B_r·B_c (S_ij) + 2·B_r (m, ℓ) ≤ M.
-    This is Dao et al. (2022) Algorithm 1's choice (B_c = ⌈M/4d⌉, B_r = min(B_c, d)) with the roles of the
-    two loops swapped, as in FlashAttention-2, and the budget made exact. Raises ValueError if even one row
-    of each tile does not fit (M < 4d + 3).
-
-    >>> block_sizes(64, 98304)          # 192 KiB of fp16 elements, d = 64
-    (464, 64)
-    """
-    d = _check.integer("d", d)
-    m = _check.integer("sram", sram)
-    bc = min(d, m // (4 * d))
-    br = (m - 2 * bc * d) // (2 * d + bc + 2) if bc >= 1 else 0
-    if br < 1:
-        raise ValueError(f"sram must hold at least one row of Q, K, V and O (4·d + 3 = {4 * d + 3} elements "
-                         f"for d = {d}), got {sram!r}")
-    return br, bc
-
-
-def _loaded_keys(n, nk, bq, bk, causal):
-    """Σ over Q blocks of the number of keys in the K/V blocks that Q block loads."""
-    tr = -(-n // bq)
-    if not causal:
-        return tr * nk
-    qe = np.minimum(np.arange(1, tr + 1, dtype=np.int64) * bq, n)
-    kstop = np.minimum(qe, nk)
-    return int(np.minimum(-(-kstop // bk) * bk, nk).sum())
-
-
-def flash_hbm_accesses(n, d, sram=None, block_q=None, block_k=None, causal=False, n_k=None, d_v=None) -> int:
-    """HBM accesses (elements) of :func:`flash_attention` for one head, counted block by block.
-
-    A = N·d (read Q) + Σ_i keys(i)·(d + d_v) (read K_j, V_j for every block j that Q block i needs) + N·d_v
-    (write O). Without a mask keys(i) = N_k for each of the ⌈N/B_r⌉ Q blocks. Give either ``sram`` (elements;
-    the tiles come from :func:`block_sizes`) or both ``block_q`` and ``block_k``. Equals the tally of an
-    instrumented run (``flash_attention(..., counter=IOCounter())``) for one head.
-    Source: the access pattern of Dao et al. (2022), Algorithm 1 / Theorem 2, in FlashAttention-2's loop order.
-
-    >>> flash_hbm_accesses(1024, 64, block_q=256, block_k=64)     # 64K + 4·1024·128 + 64K
-    655360
-    """
-    n = _check.integer("n", n)
-    d = _check.integer("d", d)
-    nk = n if n_k is None else _check.integer("n_k", n_k)
-    dv = d if d_v is None else _check.integer("d_v", d_v)
-    causal = _causal_flag(causal)
-    if sram is not None:
-        if block_q is not None or block_k is not None:
-            raise ValueError("give either sram or block_q and block_k, not both")
-        bq, bk = block_sizes(d, sram)
-    elif block_q is None or block_k is None:
-        raise ValueError("give sram, or both block_q and block_k")
-    else:
-        bq, bk = _block("block_q", block_q), _block("block_k", block_k)
-    return n * d + _loaded_keys(n, nk, bq, bk, causal) * (d + dv) + n * dv
-
-
-def standard_hbm_accesses(n, d, sram=None) -> int:
-    """HBM accesses (elements) of standard attention (Algorithm 0) for one head, with tiled matrix products.
-
-    Three kernels, each tiled to fit ``sram`` elements with the tiles of :func:`block_sizes` (T_r = ⌈N/B_r⌉):
-    S = τ·Q·Kᵀ reads Q once and K once per row block and writes S: N·d + T_r·N·d + N²;
-    softmax reads S (once if a row of N scores fits in SRAM, else twice with the online normaliser of Milakov
-    and Gimelshein 2018) and writes P: (1 or 2)·N² + N²; O = P·V reads P, V once per row block, writes O:
-    N² + T_r·N·d + N·d. With ``sram=None`` (unlimited) T_r = 1 and the count equals the tally of
-    :func:`naive_attention`: 4·N² + 4·N·d. Theorem 2 of Dao et al. (2022): Θ(N·d + N²).
-
-    >>> standard_hbm_accesses(1024, 64)
-    4456448
-    """
-    n = _check.integer("n", n)
-    d = _check.integer("d", d)
-    if sram is None:
-        tr, passes = 1, 1
-    else:
-        br, _ = block_sizes(d, sram)
-        tr, passes = -(-n // br), (1 if n <= sram else 2)
-    return (n * d + tr * n * d + n * n) + (passes * n * n + n * n) + (n * n + tr * n * d + n * d)
-
-
-def theorem2_standard(n, d) -> float:
-    """The order of standard attention's HBM accesses in Dao et al. (2022), Theorem 2: N·d + N² (elements).
-
-    >>> theorem2_standard(1024, 64)
-    1114112.0
-    """
-    n, d = _check.positive("n", n), _check.positive("d", d)
-    return n * d + n * n
-
-
-def theorem2_flash(n, d, sram) -> float:
-    """The order of FlashAttention's HBM accesses in Dao et al. (2022), Theorem 2: N²·d²/M (elements),
-    valid for d ≤ M ≤ N·d (``sram`` M in elements).
-
-    >>> theorem2_flash(1024, 64, 98304)
-    43690.666666666664
-    """
-    n, d, m = _check.positive("n", n), _check.positive("d", d), _check.positive("sram", sram)
-    return n * n * d * d / m
-
-
 # --- memory -------------------------------------------------------------------------------------------------------
-
-def score_matrix_bytes(seq, heads, batch=1, bytes_per_element=2) -> float:
-    """Bytes of one layer's attention score matrix S: B·a·N²·b (one N×N matrix per head and sequence).
-
-    ``seq`` N tokens, ``heads`` a, ``batch`` B sequences, ``bytes_per_element`` b (2 for fp16/bf16).
-    GPT-3 175B (96 heads, Brown et al. 2020) at 2,048 tokens in bf16:
-
-    >>> score_matrix_bytes(2048, 96) / 1e9
-    0.805306368
-    """
-    n = _check.integer("seq", seq)
-    return (_check.integer("batch", batch) * _check.integer("heads", heads) * n * n
-            * _check.positive("bytes_per_element", bytes_per_element))
-
-
-def attention_activation_bytes(seq, heads, batch=1, flash=False) -> float:
-    """Bytes one layer's attention core keeps for the backward pass, beyond Q, K, V and O.
-
-    Standard (Korthikanti et al. 2022, Sec. 4.1, 16-bit activations): softmax output 2·a·s²·b, dropout mask
-    a·s²·b, dropout output 2·a·s²·b → 5·a·s²·b bytes. FlashAttention keeps only the softmax statistics, one fp32
-    log-sum-exp per row (Dao et al. 2022, Sec. 3.1; FlashAttention-2 stores L = m + log ℓ): 4·a·s·b bytes; the
-    N×N matrices are recomputed in the backward pass.
-
-    >>> attention_activation_bytes(2048, 96) / 1e9, attention_activation_bytes(2048, 96, flash=True) / 1e6
-    (2.01326592, 0.786432)
-    """
-    s = _check.integer("seq", seq)
-    a = _check.integer("heads", heads)
-    b = _check.integer("batch", batch)
-    _check.flag("flash", flash)
-    return 4.0 * a * s * b if flash else 5.0 * a * s * s * b
-
-
-def score_memory_table(seqs=(2048, 8192, 32768, 131072), heads=None, bytes_per_element=2):
-    """One layer's N×N score matrix S (all heads, one sequence) at each sequence length, as a pandas DataFrame of
-    bytes: rows are sequence lengths, columns the models in ``heads`` (name → attention heads).
-
-    Default heads: Llama 3 8B 32, GPT-3 175B 96, Llama 3 405B 128 (Dubey et al. 2024, Table 3; Brown et al. 2020,
-    Table 2.1). Each entry is :func:`score_matrix_bytes`; ``bytes_per_element`` 2 for bf16.
-
-    >>> float(score_memory_table([2048], {"GPT-3 175B": 96}).iloc[0, 0]) / 1e6
-    805.306368
-    """
-    import pandas as pd
-
-    if heads is None:
-        heads = {"Llama 3 8B (32 heads)": 32, "GPT-3 175B (96 heads)": 96, "Llama 3 405B (128 heads)": 128}
-    if not isinstance(heads, dict) or not heads:
-        raise ValueError(f"heads must be a non-empty mapping of model name to head count, got {heads!r}")
-    rows = {n: {name: score_matrix_bytes(n, a, 1, bytes_per_element) for name, a in heads.items()} for n in seqs}
-    out = pd.DataFrame.from_dict(rows, orient="index")
-    out.index.name = "sequence length N"
-    return out
-
 
 def peak_extra_memory(func, *args, **kwargs) -> int:
     """Peak bytes allocated while ``func(*args, **kwargs)`` runs, measured with :mod:`tracemalloc`.
@@ -489,22 +320,36 @@ def flash_extra_memory(n, d, block_q=128, block_k=128, heads=1, bytes_per_elemen
             * _check.positive("bytes_per_element", bytes_per_element))
 
 
-# --- for the chapter ----------------------------------------------------------------------------------------------
+# --- the online softmax, step by step (for the chapter's worked example) ---------------------------------------------
 
-def online_softmax_trace(scores, values, block=2):
-    """Step-by-step table of the online softmax over one row, ``block`` scores at a time.
+@dataclass(frozen=True)
+class SoftmaxStep:
+    """One block of the online softmax over a row: the block's scores, its maximum, the running maximum ``m``, the
+    correction exp(m_old − m), the running sum ``l`` and un-normalised output ``o``, and ``o/l`` so far."""
 
-    ``scores``: the row x (numbers); ``values``: one number per score (a d_v = 1 value column). Returns a pandas
-    DataFrame, one row per block: the block's scores, its maximum, the running maximum m, the correction
-    exp(m_old − m_new), the running sum ℓ and un-normalised output õ, and õ/ℓ. The last row's õ/ℓ equals
-    Σ softmax(x)_j·v_j (Milakov and Gimelshein 2018, Algorithm 3; Dao et al. 2022, Sec. 3.1).
+    block: tuple
+    block_max: float
+    m: float
+    correction: float
+    l: float
+    o: float
 
-    >>> t = online_softmax_trace([1, 2, 4, 3], [10, 20, 30, 40], block=2)
-    >>> round(float(t["o/l"].iloc[-1]), 4)
-    30.8562
+    @property
+    def output(self) -> float:
+        """o / l: the softmax-weighted average of the values seen so far."""
+        return self.o / self.l
+
+
+def online_softmax_steps(scores, values, block=2) -> tuple:
+    """The online softmax over one row, ``block`` scores at a time: a tuple of :class:`SoftmaxStep`.
+
+    ``scores``: the row x (numbers); ``values``: one number per score (a d_v = 1 value column). The last step's
+    ``output`` equals Σ softmax(x)_j·v_j (Milakov and Gimelshein 2018, Algorithm 3; Dao et al. 2022, Sec. 3.1).
+
+    >>> steps = online_softmax_steps([1, 2, 4, 3], [10, 20, 30, 40], block=2)
+    >>> [s.m for s in steps], round(steps[-1].output, 4)
+    ([2.0, 4.0], 30.8562)
     """
-    import pandas as pd
-
     x = [_check.number("scores", s, allow_negative=True) for s in scores]
     vals = [_check.number("values", s, allow_negative=True) for s in values]
     if not x:
@@ -512,168 +357,13 @@ def online_softmax_trace(scores, values, block=2):
     if len(vals) != len(x):
         raise ValueError(f"values must have one entry per score, got {len(vals)} values for {len(x)} scores")
     b = _block("block", block)
-    m, ell, o, rows = -math.inf, 0.0, 0.0, []
+    m, ell, o, steps = -math.inf, 0.0, 0.0, []
     for start in range(0, len(x), b):
         xs, vs = x[start:start + b], vals[start:start + b]
         m_new = max(m, max(xs))
         corr = math.exp(m - m_new)
         ell = corr * ell + sum(math.exp(s - m_new) for s in xs)
         o = corr * o + sum(math.exp(s - m_new) * w for s, w in zip(xs, vs))
-        rows.append({"block": ", ".join(f"{s:g}" for s in xs), "block max": max(xs), "m": m_new,
-                     "exp(m_old - m)": corr, "l": ell, "o": o, "o/l": o / ell})
+        steps.append(SoftmaxStep(tuple(xs), max(xs), m_new, corr, ell, o))
         m = m_new
-    return pd.DataFrame(rows)
-
-
-def traffic_table(ns, d=64, sram=SRAM_PER_SM["A100"] // 2, bytes_per_element=2):
-    """HBM traffic per head of both algorithms at each sequence length, counted and modelled, in bytes.
-
-    ``ns``: sequence lengths; ``d`` head dimension; ``sram`` in elements (default: 192 KiB of 2-byte elements);
-    ``bytes_per_element`` converts elements to bytes. Columns: N, standard and flash counted
-    (:func:`standard_hbm_accesses`, :func:`flash_hbm_accesses`), Theorem 2's orders (:func:`theorem2_standard`,
-    :func:`theorem2_flash`, constant 1), and the counted ratio.
-
-    >>> traffic_table([1024]).round(1).iloc[0].tolist()[:3]
-    [1024.0, 9437184.0, 1048576.0]
-    """
-    import pandas as pd
-
-    b = _check.positive("bytes_per_element", bytes_per_element)
-    rows = []
-    for n in ns:
-        std, fl = standard_hbm_accesses(n, d, sram), flash_hbm_accesses(n, d, sram)
-        rows.append({"N": n, "standard (counted)": std * b, "flash (counted)": fl * b,
-                     "standard (Theorem 2 order)": theorem2_standard(n, d) * b,
-                     "flash (Theorem 2 order)": theorem2_flash(n, d, sram) * b, "ratio": std / fl})
-    return pd.DataFrame(rows)
-
-
-def plot_hbm_traffic(ns, d=64, sram=SRAM_PER_SM["A100"] // 2, bytes_per_element=2, ax=None):
-    """Log–log plot of HBM traffic per head vs N: counted (solid) and Theorem 2's order (dashed) for both
-    algorithms, with a dotted line at N = M/d, the lower end of the theorem's range. Returns the matplotlib Axes."""
-    from . import plotting
-
-    t = traffic_table(ns, d, sram, bytes_per_element)
-    ax = plotting.axes(ax)
-    for i, name in enumerate(("standard", "flash")):
-        label = "standard attention" if name == "standard" else "FlashAttention"
-        ax.loglog(t["N"], t[f"{name} (counted)"], "-o", color=plotting.color(i), label=f"{label}, counted")
-        ax.loglog(t["N"], t[f"{name} (Theorem 2 order)"], "--", color=plotting.color(i),
-                  label=f"{label}, Theorem 2 order")
-    if min(ns) < sram / d < max(ns):
-        ax.axvline(sram / d, color="#555", linestyle=":", linewidth=1)
-        ax.annotate("N = M/d", (sram / d, t["standard (counted)"].max()), xytext=(-4, 0),
-                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("HBM traffic per head (bytes)")
-    ax.set_title(f"d = {d}, SRAM = {sram * bytes_per_element / 1024:g} KiB")
-    ax.legend(fontsize=8)
-    return ax
-
-
-def plot_peak_memory(measured, d=64, block_q=128, block_k=128, bytes_per_element=8, ax=None):
-    """Peak extra memory vs N: measured points (a DataFrame with columns N, naive, flash in bytes, e.g. from
-    :func:`peak_extra_memory`) and the models :func:`naive_extra_memory` and :func:`flash_extra_memory` (lines).
-    Returns the matplotlib Axes."""
-    from . import plotting
-
-    ax = plotting.axes(ax)
-    ns = list(measured["N"])
-    ax.loglog(ns, measured["naive"], "o", color=plotting.color(0), label="standard, measured")
-    ax.loglog(ns, [naive_extra_memory(n, d, bytes_per_element=bytes_per_element) for n in ns], "-",
-              color=plotting.color(0), label="standard, model 2N² + Nd")
-    ax.loglog(ns, measured["flash"], "s", color=plotting.color(1), label="flash, measured")
-    ax.loglog(ns, [flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element) for n in ns],
-              "-", color=plotting.color(1), label="flash, model Nd + tiles")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("peak extra memory (bytes)")
-    ax.legend(fontsize=8)
-    return ax
-
-
-_EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
-_EX_SRAM = {"48 KiB": 48 * 1024, "100 KB (Dao et al.'s 'around 100KB')": 100_000,
-            "192 KiB (A100 SM)": SRAM_PER_SM["A100"], "228 KiB (H100 SM)": SRAM_PER_SM["H100"]}
-
-
-def _sram_label(nbytes):
-    from . import units
-
-    return f"{nbytes // 1024} KiB" if nbytes % 1024 == 0 else str(units.fmt_bytes(nbytes))
-
-
-def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
-    from . import plotting, units
-
-    m = int(sram_bytes // bytes_per_element)
-    block_sizes(d, m)                                         # raises for an SRAM too small for d
-    std = [standard_hbm_accesses(x, d, m) * bytes_per_element for x in _EX_NS]
-    fl = [flash_hbm_accesses(x, d, m) * bytes_per_element for x in _EX_NS]
-    th_s = [theorem2_standard(x, d) * bytes_per_element for x in _EX_NS]
-    th_f = [theorem2_flash(x, d, m) * bytes_per_element for x in _EX_NS]
-    i = _EX_NS.index(n)
-    br, bc = block_sizes(d, m)
-    chart = plotting.svg_chart(
-        lines=[{"x": _EX_NS, "y": std, "label": "standard, counted"},
-               {"x": _EX_NS, "y": fl, "label": "FlashAttention, counted"},
-               {"x": _EX_NS, "y": th_s, "label": "N·d + N² (Theorem 2)", "dash": True, "color": plotting.color(0)},
-               {"x": _EX_NS, "y": th_f, "label": "N²d²/M (Theorem 2)", "dash": True, "color": plotting.color(1)}],
-        points=[{"x": n, "y": std[i], "color": plotting.color(0)}, {"x": n, "y": fl[i], "color": plotting.color(1)}],
-        xlog=True, ylog=True, xlabel="sequence length N", ylabel="HBM traffic per head (bytes, BF16)",
-        alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {_sram_label(sram_bytes)}: "
-            f"at N = {n}, standard attention moves {units.fmt_bytes(std[i])}, FlashAttention "
-            f"{units.fmt_bytes(fl[i])}")
-    regime = ("inside Theorem 2's range d ≤ M ≤ N·d" if d <= m <= n * d else
-              "outside Theorem 2's range: the SRAM holds all of K and V (M > N·d), so both read them about once")
-    return (f"<p>N = {n:,}, d = {d}, SRAM M = {m:,} two-byte (BF16) elements ({regime}); tiles B_r = {br}, B_c = {bc}.<br>"
-            f"Standard attention moves <strong>{units.fmt_bytes(std[i])}</strong> per head, FlashAttention "
-            f"<strong>{units.fmt_bytes(fl[i])}</strong>: {std[i] / fl[i]:.1f}× less. "
-            f"Score matrix per head: {units.fmt_bytes(n * n * bytes_per_element)} (standard) vs "
-            f"none kept (FlashAttention keeps one {br}×{bc} tile).</p>" + chart)
-
-
-@widgets.explorer
-def traffic_explorer():
-    """Explorable: counted HBM traffic of standard attention and FlashAttention against N, head dimension and
-    SRAM size (BF16 elements, one head), with Theorem 2's orders (Dao et al. 2022)."""
-    from . import units
-
-    return widgets.explore(_traffic_view, [
-        widgets.Slider("n", "sequence length N", list(_EX_NS), value=2048, fmt=lambda x: f"{x:,}"),
-        widgets.Slider("d", "head dimension d", [32, 64, 128, 256], value=64),
-        widgets.Choice("sram_bytes", "SRAM per SM", _EX_SRAM, value=SRAM_PER_SM["A100"]),
-    ], title="HBM traffic of attention: standard vs FlashAttention")
-
-
-@dataclass(frozen=True)
-class AttentionStep:
-    """Attention-score memory of the running example, with and without FlashAttention (bytes)."""
-
-    scores_per_layer: float          #: one layer's S for all heads, one sequence (bf16)
-    saved_per_layer: float           #: kept for backward per layer, standard (5·a·s²)
-    saved_per_layer_flash: float     #: kept for backward per layer, FlashAttention (fp32 log-sum-exp per row)
-    saved_model: float               #: all layers, standard
-    saved_model_flash: float         #: all layers, FlashAttention
-    saved_per_gpu: float             #: standard, on one GPU of the tp × pp plan (heads / tp, layers / pp)
-    saved_per_gpu_flash: float
-
-
-def running_example(walkthrough=None, batch=1) -> AttentionStep:
-    """The running example's attention memory for ``batch`` sequences: GPT-3 175B shape (96 layers, 96 heads)
-    at sequence length 2,048 from :class:`chipchain.walkthrough.Walkthrough`, per GPU under its 8 × 16 plan.
-
-    >>> r = running_example()
-    >>> round(r.saved_model / 1e9), round(r.saved_model_flash / 1e6, 1)
-    (193, 75.5)
-    """
-    from .walkthrough import Walkthrough
-
-    w = Walkthrough() if walkthrough is None else walkthrough
-    if not isinstance(w, Walkthrough):
-        raise ValueError(f"walkthrough must be a Walkthrough or None, got {type(w).__name__}")
-    b = _check.integer("batch", batch)
-    per_layer = attention_activation_bytes(w.seq, w.heads, b)
-    per_layer_f = attention_activation_bytes(w.seq, w.heads, b, flash=True)
-    share = (1 / w.tp) * (math.ceil(w.layers / w.pp))
-    return AttentionStep(score_matrix_bytes(w.seq, w.heads, b), per_layer, per_layer_f, per_layer * w.layers,
-                         per_layer_f * w.layers, per_layer * share, per_layer_f * share)
+    return tuple(steps)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from . import _check
 
 __all__ = ["Format", "FORMATS", "largest", "smallest_normal", "smallest_subnormal", "epsilon", "to_bf16",
-           "to_fp16", "underflow_fraction", "format_table"]
+           "to_fp16", "underflow_fraction"]
 
 
 @dataclass(frozen=True)
@@ -143,16 +143,3 @@ def underflow_fraction(values, dtype) -> float:
         raise ValueError("values must contain at least one non-zero value")
     cast = to_fp16(nz) if key == "fp16" else to_bf16(nz)
     return float(np.mean(cast == 0))
-
-
-def format_table():
-    """The formats as a pandas DataFrame: bits, exponent and mantissa bits, range and epsilon."""
-    import pandas as pd
-
-    rows = []
-    for key, f in FORMATS.items():
-        rows.append({"format": f.name, "bits": f.bits, "exponent bits": f.exponent_bits,
-                     "mantissa bits": f.mantissa_bits, "largest": largest(key),
-                     "smallest normal": smallest_normal(key), "smallest subnormal": smallest_subnormal(key),
-                     "epsilon": epsilon(key)})
-    return pd.DataFrame(rows).set_index("format")

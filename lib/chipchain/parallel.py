@@ -1,4 +1,4 @@
-"""Laying a model across many GPUs: a parallel plan, its validation and placement, bubbles, traffic, and search.
+"""Laying a model across many GPUs: a parallel plan, its validation and placement, bubbles, traffic and step time.
 
 A plan cuts the work four ways (Narayanan et al. 2021; Shoeybi et al. 2019; Huang et al. 2019; Rajbhandari et al.
 2020): **tensor** parallelism (TP) splits each layer's matrices, **pipeline** parallelism (PP) gives each GPU a run
@@ -8,26 +8,29 @@ states over the data-parallel ranks.
 
 Ranks are laid out TP innermost, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
 "8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
-node's GPU count.
+node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
+:class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
+is the one home of pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`);
+the plan search is :mod:`chipchain.plans`, tables and explorers :mod:`chipchain.views.parallel`.
 
 >>> p = Plan(tp=8, pp=16, dp=8, microbatches=64)
 >>> p.n_gpus, round(bubble_fraction(16, 64), 4)
 (1024, 0.2344)
->>> placement(p)["tp"].scope, placement(p)["pp"].scope
-('intra-node', 'inter-node')
+>>> placement(p, "A100").tp.scope, placement(p, "A100").pp.link.name
+('intra-node', 'IB-HDR')
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from . import _check
-from . import memory as _memory
-from . import widgets as _widgets
+import numpy as np
 
-__all__ = ["Plan", "validate", "Group", "placement", "default_links", "bubble_fraction", "idle_share",
-           "CommRow", "communication", "Analysis", "analyze", "Candidate", "search", "plan_explorer",
-           "search_explorer", "zero_traffic_factor", "plot_zero_tradeoff", "communication_table"]
+from . import _check, activations, comms, compute, links, memory, models, systems
+
+__all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
+           "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
+           "analyze"]
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,8 @@ class Plan:
         z = _check.integer("zero", self.zero, minimum=0)
         if z > 3:
             raise ValueError(f"zero must be a ZeRO stage 0, 1, 2 or 3, got {self.zero!r}")
-        if not isinstance(self.sequence_parallel, bool):
-            raise ValueError(f"sequence_parallel must be True or False, got {self.sequence_parallel!r}")
-        object.__setattr__(self, "recompute", _check.choice("recompute", self.recompute, _memory.RECOMPUTE))
+        _check.flag("sequence_parallel", self.sequence_parallel)
+        object.__setattr__(self, "recompute", _check.choice("recompute", self.recompute, activations.RECOMPUTE))
 
     @property
     def n_gpus(self) -> int:
@@ -63,8 +65,8 @@ class Plan:
         return self.tp * self.pp * self.dp
 
     @property
-    def global_batch(self) -> int:
-        """Sequences per training step: microbatch_size × microbatches × dp."""
+    def batch(self) -> int:
+        """Sequences per training step (the global batch): microbatch_size × microbatches × dp."""
         return self.microbatch_size * self.microbatches * self.dp
 
     def __str__(self) -> str:
@@ -72,38 +74,46 @@ class Plan:
                 + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch_size}")
 
 
-def validate(plan: Plan, model, n_gpus=None, gpus_per_node=8) -> tuple:
+def _cluster(cluster, n_gpus, plan) -> systems.Cluster:
+    """``cluster`` as a Cluster of ``n_gpus`` (default: the plan's GPU count) unless it is one already."""
+    if isinstance(cluster, systems.Cluster):
+        return systems.cluster(cluster, n_gpus)
+    return systems.cluster(cluster, plan.n_gpus if n_gpus is None else n_gpus)
+
+
+def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     """Check a plan against a model and a cluster; raise ``ValueError`` with the reason, or return warnings.
 
-    Errors: tp × pp × dp ≠ the GPU count; TP not dividing the attention heads; PP × virtual stages not dividing the
-    layers; interleaving without pipelining or with micro-batches not a multiple of PP (Megatron-LM's requirement);
-    EP > 1 on a dense model, EP not dividing the experts or the data-parallel degree (expert-parallel groups are
-    carved out of the data-parallel ranks). Warnings: TP crossing nodes; fewer micro-batches than stages; ZeRO-2/3 combined with PP
-    (DeepSpeed does not support it); ZeRO with DP = 1; sequence parallelism without TP.
+    ``cluster``: a :class:`~chipchain.systems.Cluster`, or a node or accelerator name with ``n_gpus`` (without it,
+    the GPU count is not checked). Errors: tp × pp × dp ≠ the GPU count; TP not dividing the attention heads; PP ×
+    virtual stages not dividing the layers; interleaving without pipelining or with micro-batches not a multiple of
+    PP (Megatron-LM's requirement); EP > 1 on a dense model, EP not dividing the experts or the data-parallel degree
+    (expert-parallel groups are carved out of the data-parallel ranks). Warnings: TP crossing nodes; fewer
+    micro-batches than stages; ZeRO-2/3 combined with PP (DeepSpeed does not support it); ZeRO with DP = 1;
+    sequence parallelism without TP.
 
-    >>> validate(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", 1024)
+    >>> validate(Plan(tp=8, pp=16, dp=8, microbatches=64), "GPT-3-175B", "A100", n_gpus=1024)
     ()
-    >>> validate(Plan(tp=16, pp=8, dp=8, microbatches=64), "175B", 1024)[0]
+    >>> validate(Plan(tp=16, pp=8, dp=8, microbatches=64), "175B")[0]
     'TP = 16 spans 2 nodes of 8 GPUs: its all-reduces, four per layer per micro-batch, leave NVLink'
-    >>> validate(Plan(tp=8, pp=16, dp=4), "175B", 1024)
+    >>> validate(Plan(tp=8, pp=16, dp=4), "175B", systems.cluster("A100", 1024))
     Traceback (most recent call last):
     ...
     ValueError: tp × pp × dp = 8 × 16 × 4 = 512, but the cluster has 1024 GPUs
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a Plan, got {plan!r}")
-    m = _memory.model(model)
-    g = _check.integer("gpus_per_node", gpus_per_node)
-    if n_gpus is not None:
-        n = _check.integer("n_gpus", n_gpus)
-        if plan.n_gpus != n:
-            raise ValueError(f"tp × pp × dp = {plan.tp} × {plan.pp} × {plan.dp} = {plan.n_gpus}, but the cluster "
-                             f"has {n} GPUs")
+    m = models.get(model)
+    c = _cluster(cluster, n_gpus, plan)
+    g = c.gpus_per_node
+    if plan.n_gpus != c.n_gpus:
+        raise ValueError(f"tp × pp × dp = {plan.tp} × {plan.pp} × {plan.dp} = {plan.n_gpus}, but the cluster "
+                         f"has {c.n_gpus} GPUs")
     if m.heads % plan.tp:
-        raise ValueError(f"tp = {plan.tp} must divide the {m.heads} attention heads of the {m.name} model")
+        raise ValueError(f"tp = {plan.tp} must divide the {m.heads} attention heads of {m.name}")
     if m.layers % (plan.pp * plan.virtual_stages):
         raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} must divide the {m.layers} "
-                         f"layers of the {m.name} model")
+                         f"layers of {m.name}")
     if plan.virtual_stages > 1 and plan.pp == 1:
         raise ValueError("virtual_stages > 1 (interleaving) needs pipeline parallelism (pp > 1)")
     if plan.virtual_stages > 1 and plan.microbatches % plan.pp:
@@ -111,9 +121,9 @@ def validate(plan: Plan, model, n_gpus=None, gpus_per_node=8) -> tuple:
                          f"({plan.pp})")
     if plan.ep > 1:
         if not m.experts:
-            raise ValueError(f"ep = {plan.ep} needs a mixture-of-experts model; the {m.name} model is dense")
+            raise ValueError(f"ep = {plan.ep} needs a mixture-of-experts model; {m.name} is dense")
         if m.experts % plan.ep:
-            raise ValueError(f"ep = {plan.ep} must divide the {m.experts} experts of the {m.name} model")
+            raise ValueError(f"ep = {plan.ep} must divide the {m.experts} experts of {m.name}")
         if plan.dp % plan.ep:
             raise ValueError(f"ep = {plan.ep} must divide dp = {plan.dp}: experts are spread over the "
                              f"data-parallel ranks")
@@ -138,159 +148,185 @@ def validate(plan: Plan, model, n_gpus=None, gpus_per_node=8) -> tuple:
 @dataclass(frozen=True)
 class Group:
     """One parallel dimension's communication group: ``size`` ranks ``stride`` apart; ``scope`` says whether it
-    stays inside a node ("intra-node"), leaves it ("inter-node"), or is trivial ("none", size 1)."""
+    stays inside a node ("intra-node"), leaves it ("inter-node"), or is trivial ("none", size 1); ``link`` is the
+    link its traffic crosses (the node's intra- or inter-node link)."""
 
     size: int
     stride: int
     scope: str
+    link: links.Link
 
 
-def _scope(size: int, stride: int, g: int) -> str:
+@dataclass(frozen=True)
+class Placement:
+    """Where each parallel dimension's group sits (:func:`placement`); ``ep`` is ``None`` without expert
+    parallelism. ``items()`` lists the groups in use by name."""
+
+    tp: Group
+    pp: Group
+    dp: Group
+    ep: Group | None = None
+
+    def items(self) -> list:
+        """``[(name, Group), ...]`` for tp, pp, dp (and ep when used)."""
+        return [(k, g) for k in ("tp", "pp", "dp", "ep") if (g := getattr(self, k)) is not None]
+
+
+def _group(size: int, stride: int, node: systems.Node) -> Group:
+    g, span = node.gpus_per_node, size * stride
     if size == 1:
-        return "none"
-    span = size * stride
-    return "intra-node" if span <= g and g % span == 0 else "inter-node"
+        return Group(size, stride, "none", node.intra)
+    inside = span <= g and g % span == 0
+    return Group(size, stride, "intra-node" if inside else "inter-node", node.intra if inside else node.inter)
 
 
-def placement(plan: Plan, gpus_per_node=8) -> dict:
-    """Where each group sits, ranks laid out TP innermost, then PP, then DP: {"tp", "pp", "dp": :class:`Group`}, plus
-    "ep" when expert parallelism is used (the first ``ep`` ranks of each data-parallel group).
+def placement(plan: Plan, cluster="A100") -> Placement:
+    """Where each group sits on ``cluster``'s nodes, ranks laid out TP innermost, then PP, then DP; the
+    expert-parallel group is the first ``ep`` ranks of each data-parallel group.
 
-    >>> {k: (v.stride, v.scope) for k, v in placement(Plan(tp=2, pp=4, dp=16)).items()}
-    {'tp': (1, 'intra-node'), 'pp': (2, 'intra-node'), 'dp': (8, 'inter-node')}
+    >>> [(k, g.stride, g.scope) for k, g in placement(Plan(tp=2, pp=4, dp=16), "H100").items()]
+    [('tp', 1, 'intra-node'), ('pp', 2, 'intra-node'), ('dp', 8, 'inter-node')]
     """
-    g = _check.integer("gpus_per_node", gpus_per_node)
-    out = {"tp": Group(plan.tp, 1, _scope(plan.tp, 1, g)),
-           "pp": Group(plan.pp, plan.tp, _scope(plan.pp, plan.tp, g)),
-           "dp": Group(plan.dp, plan.tp * plan.pp, _scope(plan.dp, plan.tp * plan.pp, g))}
-    if plan.ep > 1:
-        out["ep"] = Group(plan.ep, plan.tp * plan.pp, _scope(plan.ep, plan.tp * plan.pp, g))
-    return out
-
-
-def default_links(accelerator) -> tuple:
-    """(intra-node link, inter-node link) names in :mod:`chipchain.comms` for a card's usual server: A100 → NVLink 3
-    and InfiniBand HDR (one 200 Gb/s NIC per GPU, DGX A100); H100/H200/H800/H20 → NVLink 4 and NDR (DGX H100);
-    B200 → NVLink 5 and XDR; other parts → PCIe Gen4 and HDR.
-
-    >>> default_links("A100")
-    ('NVLink3', 'IB-HDR')
-    """
-    from . import hardware
-
-    name = hardware.get(accelerator).name
-    if name.startswith(("A100", "A800")):
-        return ("NVLink3", "IB-HDR")
-    if name.startswith(("H100-SXM", "H200", "H800", "H20")):
-        return ("NVLink4", "IB-NDR")
-    if name.startswith("B200"):
-        return ("NVLink5", "IB-XDR")
-    return ("PCIe4-x16", "IB-HDR")
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan must be a Plan, got {plan!r}")
+    node = cluster.node if isinstance(cluster, systems.Cluster) else systems.node(cluster)
+    inner = plan.tp * plan.pp
+    return Placement(_group(plan.tp, 1, node), _group(plan.pp, plan.tp, node), _group(plan.dp, inner, node),
+                     _group(plan.ep, inner, node) if plan.ep > 1 else None)
 
 
 # --- the pipeline bubble -------------------------------------------------------------------------------------------
 
-def bubble_fraction(pp, microbatches, virtual_stages=1) -> float:
-    """Pipeline bubble time relative to the ideal (bubble-free) time: (p − 1)/(v·m) (Narayanan et al. 2021, §2.2.1
-    for 1F1B, §2.2.2 for the interleaved schedule with v chunks per GPU).
+def bubble_fraction(pp, microbatches, virtual_stages=1):
+    """Pipeline bubble time relative to the ideal (bubble-free) time: ``(p − 1)/(v·m)`` (Narayanan et al. 2021,
+    §2.2.1 for 1F1B, §2.2.2 for the interleaved schedule with v chunks per GPU).
 
-    ``pp`` p stages, ``microbatches`` m per step, ``virtual_stages`` v. Dimensionless.
+    ``pp`` p stages, ``microbatches`` m per step, ``virtual_stages`` v; element-wise over arrays. Dimensionless.
 
     >>> bubble_fraction(16, 64), bubble_fraction(16, 64, virtual_stages=2)
     (0.234375, 0.1171875)
+    >>> bubble_fraction(16, np.array([16, 192])).round(3).tolist()
+    [0.938, 0.078]
     """
-    p = _check.integer("pp", pp)
-    m = _check.integer("microbatches", microbatches)
-    v = _check.integer("virtual_stages", virtual_stages)
-    return (p - 1) / (v * m)
+    p = comms._real("pp", pp, integer=True)
+    m = comms._real("microbatches", microbatches, integer=True)
+    v = comms._real("virtual_stages", virtual_stages, integer=True)
+    return comms._out((p - 1) / (v * m))
 
 
-def idle_share(pp, microbatches, virtual_stages=1) -> float:
-    """Share of the whole step each GPU sits idle in the bubble: (p − 1)/(v·m + p − 1).
+def idle_share(pp, microbatches, virtual_stages=1):
+    """Share of the whole step each GPU sits idle in the bubble: ``(p − 1)/(v·m + p − 1)`` = b/(1 + b) for
+    b = :func:`bubble_fraction`; element-wise.
 
     >>> round(idle_share(16, 64), 3)
     0.19
     """
-    p = _check.integer("pp", pp)
-    m = _check.integer("microbatches", microbatches)
-    v = _check.integer("virtual_stages", virtual_stages)
-    return (p - 1) / (v * m + p - 1)
+    p = comms._real("pp", pp, integer=True)
+    m = comms._real("microbatches", microbatches, integer=True)
+    v = comms._real("virtual_stages", virtual_stages, integer=True)
+    return comms._out((p - 1) / (v * m + p - 1))
+
+
+#: the pipeline schedules DeepSeek-V3's Table 2 compares: 1F1B (Narayanan et al. 2021, PipeDream-Flush), ZB1P
+#: (Qi et al. 2024, Zero Bubble ZB-H1) and DualPipe (DeepSeek-AI 2024, Sec. 3.2.1)
+PIPELINE_SCHEDULES = ("1F1B", "ZB1P", "DualPipe")
+
+
+def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
+    """Pipeline bubble of one iteration, in the units of the chunk times (DeepSeek-AI 2024, DeepSeek-V3 Technical
+    Report, Table 2):
+
+    * 1F1B:      (PP − 1)(F + B)
+    * ZB1P:      (PP − 1)(F + B − 2W)
+    * DualPipe:  (PP/2 − 1)(F&B + B − 3W)
+
+    F = time of a forward chunk, B = time of a full backward chunk (input and weight gradients), W = time of its
+    "backward for weights" part (so W ≤ B), F&B = ``fb``, the time of a forward and a backward chunk run overlapped
+    (default F + B: overlap hides communication, not compute). The bubble does not depend on the number of
+    micro-batches m; over the ideal time m(F + B), the 1F1B bubble is :func:`bubble_fraction` (p − 1)/m. DualPipe
+    needs an even PP. With the usual F : B : W = 1 : 2 : 1 and PP = 16:
+
+    >>> [schedule_bubble(s, 16) for s in PIPELINE_SCHEDULES]
+    [45.0, 15.0, 14.0]
+    """
+    s = _check.choice("schedule", schedule, PIPELINE_SCHEDULES)
+    p = _check.integer("pp", pp, minimum=2)
+    f = _check.positive("f", f)
+    b = _check.positive("b", b)
+    w = _check.nonnegative("w", w)
+    if w > b:
+        raise ValueError(f"w ({w:g}) is part of the backward chunk and cannot exceed b ({b:g})")
+    if s == "1F1B":
+        return (p - 1) * (f + b)
+    if s == "ZB1P":
+        return (p - 1) * (f + b - 2 * w)
+    if p % 2:
+        raise ValueError(f"pp must be even for DualPipe (it pairs stage i with stage PP−1−i), got {pp!r}")
+    fb = f + b if fb is None else _check.positive("fb", fb)
+    return (p // 2 - 1) * (fb + b - 3 * w)
 
 
 # --- communication per step --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class CommRow:
-    """One kind of traffic in a training step, per GPU: ``count`` operations of ``message`` bytes each, over ``link``,
-    ``bytes`` sent by the GPU in total, ``seconds`` of transfer time (α–β model)."""
+    """One kind of traffic in a training step, per GPU: ``count`` operations of ``message_bytes`` each over ``link``
+    (a link name), ``sent_bytes`` sent by the GPU in total, ``seconds`` of transfer time (α–β model)."""
 
     kind: str
     when: str
     link: str
     count: int
-    message: float
-    bytes: float
+    message_bytes: float
+    sent_bytes: float
     seconds: float
 
 
-def _links(accelerator, intra_link, inter_link):
-    from . import comms
-
-    d_in, d_out = default_links(accelerator)
-    return comms.link(intra_link or d_in), comms.link(inter_link or d_out)
-
-
-def communication(plan: Plan, model, accelerator="A100", intra_link=None, inter_link=None, gpus_per_node=8,
-                  grad_bytes=2.0) -> list:
+def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
-    placement dictates (NVLink inside a node, InfiniBand across nodes; per-direction bandwidth).
+    placement on ``cluster`` dictates (its intra-node link inside a node, its inter-node link across nodes;
+    per-direction bandwidth).
 
     * **TP**: 4 all-reduces per layer per micro-batch (2 forward, 2 backward; 6 with full recomputation), each of
       b·s·h 16-bit elements (Shoeybi et al. 2019, §3; with sequence parallelism an all-gather plus a reduce-scatter
       of the same total, Korthikanti et al. 2022 §4.2.2).
     * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·s·h elements,
       split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
-    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``grad_bytes`` each): a ring all-reduce (2Ψ bytes per
-      GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter and two
-      all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
+    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``grad_bytes_per_param`` each): a ring all-reduce (2Ψ
+      bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter
+      and two all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
     * **EP** (mixture-of-experts models): 4 all-to-alls per layer per micro-batch (dispatch and combine, forward and
-      backward), each of b·s·h·top_k 16-bit elements (every layer treated as an MoE layer; an upper bound).
+      backward), each of b·s·h·k 16-bit elements for k experts per token (every layer treated as an MoE layer; an
+      upper bound).
 
-    >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B")
-    >>> [(r.kind, r.link, round(r.bytes / 1e9, 1)) for r in rows]
+    >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", "A100")
+    >>> [(r.kind, r.link, round(r.sent_bytes / 1e9, 1)) for r in rows]
     [('TP all-reduce', 'NVLink3', 135.3), ('PP send/recv', 'IB-HDR', 0.8), ('DP gradient all-reduce', 'IB-HDR', 4.8)]
     """
-    from . import comms
-
-    m = _memory.model(model)
-    intra, inter = _links(accelerator, intra_link, inter_link)
-    where = placement(plan, gpus_per_node)
-    pick = {k: (intra if g.scope == "intra-node" else inter) for k, g in where.items()}
+    m = models.get(model)
+    where = placement(plan, cluster)
     act = 2.0 * plan.microbatch_size * m.seq * m.hidden
     rows = []
     if plan.tp > 1:
-        per_layer = 6 if plan.recompute == "full" else 4
-        count = per_layer * (m.layers // plan.pp) * plan.microbatches
-        ln = pick["tp"]
+        count = (6 if plan.recompute == "full" else 4) * (m.layers // plan.pp) * plan.microbatches
+        ln = where.tp.link
         t1 = comms.ring_allreduce_time(act, plan.tp, ln.bandwidth_per_direction, ln.latency)
         rows.append(CommRow("TP all-reduce", "every layer, forward and backward", ln.name, count, act,
                             count * comms.allreduce_bytes_per_rank(act, plan.tp), count * t1))
     if plan.pp > 1:
         count = 2 * plan.microbatches * plan.virtual_stages
-        msg = act / plan.tp
-        ln = pick["pp"]
+        msg, ln = act / plan.tp, where.pp.link
         rows.append(CommRow("PP send/recv", "every micro-batch, between stages", ln.name, count, msg, count * msg,
                             count * comms.p2p_time(msg, ln.bandwidth_per_direction, ln.latency)))
     if plan.ep > 1:
         count = 4 * (m.layers // plan.pp) * plan.microbatches
-        msg = act * m.top_k
-        ln = pick["ep"]
+        msg, ln = act * m.experts_active, where.ep.link
         rows.append(CommRow("EP all-to-all", "every MoE layer, forward and backward", ln.name, count, msg,
                             count * (plan.ep - 1) / plan.ep * msg,
                             count * comms.alltoall_time(msg, plan.ep, ln.bandwidth_per_direction, ln.latency)))
     if plan.dp > 1:
-        grads = _check.positive("grad_bytes", grad_bytes) * m.params / (plan.tp * plan.pp)
-        ln = pick["dp"]
+        grads = _check.positive("grad_bytes_per_param", grad_bytes_per_param) * m.params / (plan.tp * plan.pp)
+        ln = where.dp.link
         bw, lat, d = ln.bandwidth_per_direction, ln.latency, plan.dp
         if plan.zero == 3:
             t = comms.reduce_scatter_time(grads, d, bw, lat) + 2 * comms.allgather_time(grads, d, bw, lat)
@@ -300,22 +336,7 @@ def communication(plan: Plan, model, accelerator="A100", intra_link=None, inter_
             kind = "DP gradient all-reduce" if plan.zero == 0 else f"DP ZeRO-{plan.zero} reduce-scatter + gather"
             rows.append(CommRow(kind, "end of step", ln.name, 1, grads, comms.allreduce_bytes_per_rank(grads, d),
                                 comms.ring_allreduce_time(grads, d, bw, lat)))
-    return rows
-
-
-def communication_table(plan: Plan, model, accelerator="A100", **kwargs):
-    """:func:`communication` as a pandas DataFrame (one row per kind: when, link, operations, message and total
-    bytes in MB/GB, seconds).
-
-    >>> communication_table(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B").loc["TP all-reduce", "link"]
-    'NVLink3'
-    """
-    import pandas as pd
-
-    rows = communication(plan, model, accelerator, **kwargs)
-    return pd.DataFrame([{"kind": r.kind, "when": r.when, "link": r.link, "operations": r.count,
-                          "message (MB)": r.message / 1e6, "sent per GPU (GB)": r.bytes / 1e9,
-                          "time (s)": r.seconds} for r in rows]).set_index("kind")
+    return tuple(rows)
 
 
 def zero_traffic_factor(stage) -> float:
@@ -333,38 +354,18 @@ def zero_traffic_factor(stage) -> float:
     return 3.0 if s == 3 else 2.0
 
 
-def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), k=12, ax=None):
-    """Model-state memory per GPU under ZeRO stages 0–3 across data-parallel degrees (log–log), each line
-    labelled with its traffic per step. Returns the Axes."""
-    from . import plotting
-
-    ax = plotting.axes(ax)
-    dps = [_check.integer("dps", d) for d in dps]
-    names = {0: "DP (no ZeRO)", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3 / FSDP"}
-    for s in range(4):
-        ys = [_memory.zero_bytes_per_gpu(params, d, s, k) / 1e9 for d in dps]
-        ax.loglog(dps, ys, marker="o", ms=3, color=plotting.color(s),
-                  label=f"{names[s]}: traffic {zero_traffic_factor(s):g}Ψ per step")
-    ax.axhline(80, color="black", linestyle="--", lw=1)
-    ax.text(dps[0], 80 * 1.15, "80 GB card", fontsize=8)
-    ax.set_xlabel("data-parallel degree $N_d$")
-    ax.set_ylabel("model states per GPU (GB)")
-    ax.legend(fontsize=8, loc="lower left")
-    return ax
-
-
 # --- one plan, analysed -------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Analysis:
-    """Everything the book says about one plan: memory per GPU and whether it fits, placement, traffic, bubble,
-    estimated step time and its parts (seconds), and warnings."""
+    """Everything the book says about one plan on one cluster: memory per GPU (a :class:`~chipchain.memory.Ledger`)
+    and whether it fits, placement, traffic, bubble, estimated step time and its parts (seconds), and warnings."""
 
     plan: Plan
     ledger: object
     fit: object
-    placement: dict
-    comm: list
+    placement: Placement
+    comm: tuple
     bubble: float
     idle: float
     compute_seconds: float
@@ -372,239 +373,44 @@ class Analysis:
     warnings: tuple
 
 
-def _compute_seconds(plan, m, peak, mfu):
-    """6ND for one step's tokens (8ND with full recomputation: one more forward pass), at ``mfu`` of ``peak``."""
-    from .compute import training_flops, training_time
+def step_compute_seconds(plan: Plan, model, peak_flops, mfu) -> float:
+    """Compute time of one step: 6·Ψ·tokens (8·Ψ·tokens with full recomputation, one more forward pass) over
+    n_gpus · ``peak_flops`` · ``mfu`` (Kaplan et al. 2020; Korthikanti et al. 2022 for the recomputation).
 
+    >>> round(step_compute_seconds(Plan(tp=8, pp=16, dp=8, microbatches=192), "175B", 312e12, 0.5), 2)
+    20.68
+    """
+    m = models.get(model)
     per_token = 8.0 if plan.recompute == "full" else 6.0
-    flops = training_flops(m.params, plan.global_batch * m.seq, flops_per_param_token=per_token)
-    return training_time(flops, plan.n_gpus, peak, mfu)
+    flops = compute.training_flops(m.params, plan.batch * m.seq, flops_per_param_token=per_token)
+    return compute.training_time(flops, plan.n_gpus, peak_flops, mfu)
 
 
-def analyze(plan: Plan, model, accelerator="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-            reserve=0.0, intra_link=None, inter_link=None, gpus_per_node=8) -> Analysis:
-    """Validate ``plan`` and estimate its memory per GPU, traffic and step time.
+def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
+            reserve=0.0) -> Analysis:
+    """Validate ``plan`` on ``cluster`` (as :func:`validate`) and estimate its memory per GPU, traffic and step time.
 
-    Step time = compute × (1 + bubble) + TP time + PP time + (1 − ``dp_overlap``) × DP time, where compute =
-    6·Ψ·tokens per step (8·Ψ·tokens with full recomputation) / (n · peak BF16 dense · ``mfu``). An estimate: it
-    ignores overlap of TP and PP traffic with compute and the embedding layers.
+    Step time = compute × (1 + bubble) + TP time + PP time + (1 − ``dp_overlap``) × DP time, where compute is
+    :func:`step_compute_seconds` at the cluster accelerator's BF16 dense peak and ``mfu``. An estimate: it ignores
+    overlap of TP and PP traffic with compute and the embedding layers.
 
     >>> a = analyze(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True,
     ...                  recompute="selective"), "175B", "A100", n_gpus=1024)
     >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3)
     (17.8, True, 0.234)
     """
-    from . import hardware
-
-    m = _memory.model(model)
-    warnings = validate(plan, m, n_gpus, gpus_per_node)
-    acc = hardware.get(accelerator)
-    L = _memory.ledger(m, recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp, dp=plan.dp,
-                       zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
-    fit = L.fits(acc, reserve)
-    rows = communication(plan, m, acc, intra_link, inter_link, gpus_per_node,
-                         _memory.recipe(recipe).gradients)
+    m = models.get(model)
+    c = _cluster(cluster, n_gpus, plan)
+    warnings = validate(plan, m, c)
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp, dp=plan.dp,
+                      zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
+    fit = L.fits(c.accelerator, reserve)
+    rows = communication(plan, m, c, memory.recipe(recipe).gradients)
     bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
-    comp = _compute_seconds(plan, m, acc.peak_flops("bf16"), _check.fraction("mfu", mfu))
+    comp = step_compute_seconds(plan, m, c.accelerator.peak_flops("bf16"), mfu)
     ov = _check.probability("dp_overlap", dp_overlap)
     comm_s = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
-    return Analysis(plan, L, fit, placement(plan, gpus_per_node), rows, bub,
+    return Analysis(plan, L, fit, placement(plan, c), rows, bub,
                     idle_share(plan.pp, plan.microbatches, plan.virtual_stages), comp, comp * (1 + bub) + comm_s,
                     warnings)
-
-
-# --- search ----------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Candidate:
-    """One plan found by :func:`search`, with its memory per GPU (bytes) and estimated step time (s)."""
-
-    plan: Plan
-    memory: float
-    step_seconds: float
-
-
-def _divisors(n: int) -> list:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def search(model, n_gpus, accelerator="A100", global_batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-           reserve=0.0, intra_link=None, inter_link=None, gpus_per_node=8, microbatch_sizes=(1, 2, 4, 8),
-           top=10, distinct_shapes=False) -> list:
-    """Every valid plan for ``model`` on ``n_gpus`` GPUs at ``global_batch`` sequences per step, minus those that do
-    not fit in memory, ranked by the estimated step time of :func:`analyze` (fastest first); ``top`` are returned.
-
-    Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
-    dividing the global batch; micro-batch size; ZeRO 0–3 (0–1 with PP, as DeepSpeed allows); recomputation none/selective/full; sequence parallelism
-    on or off (with TP). No interleaving, no EP. Ties in step time are broken by lower memory; with
-    ``distinct_shapes=True`` only the best plan of each (TP, PP, DP, micro-batch size) shape is kept. All candidates are evaluated at once with NumPy arrays; the
-    formulas are those of :func:`chipchain.memory.ledger` and :func:`communication` (the tests check they agree).
-
-    >>> best = search("175B", 1024, "A100")[0]
-    >>> str(best.plan), best.plan.recompute
-    ('TP 8 × PP 16 × DP 8, ZeRO-1, 192 micro-batches of 1', 'selective')
-    """
-    import numpy as np
-
-    from . import hardware
-
-    m = _memory.model(model)
-    n = _check.integer("n_gpus", n_gpus)
-    B = _check.integer("global_batch", global_batch)
-    g = _check.integer("gpus_per_node", gpus_per_node)
-    k_top = _check.integer("top", top)
-    acc = hardware.get(accelerator)
-    r = _memory.recipe(recipe)
-    mfu = _check.fraction("mfu", mfu)
-    ov = _check.probability("dp_overlap", dp_overlap)
-    cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
-    intra, inter = _links(acc, intra_link, inter_link)
-    peak = acc.peak_flops("bf16")
-    bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
-
-    rows = []
-    for tp in _divisors(n):
-        if m.heads % tp:
-            continue
-        for pp in _divisors(n // tp):
-            if m.layers % pp:
-                continue
-            dp = n // (tp * pp)
-            if B % dp:
-                continue
-            for b in bs:
-                if (B // dp) % b:
-                    continue
-                for zero in (range(2) if pp > 1 else range(4)):
-                    for rc in range(3):
-                        for sp in ((0, 1) if tp > 1 else (0,)):
-                            rows.append((tp, pp, dp, b, zero, rc, sp))
-    if not rows:
-        return []
-    a = np.array(rows, dtype=np.int64)
-    tp, pp, dp, b, zero, rc, sp = (a[:, i].astype(float) for i in range(7))
-    mb = (B / dp) / b                                   # micro-batches per replica
-    # memory: states of Ψ/(t·p) sharded by ZeRO, plus first-stage activations (memory.ledger)
-    psi = m.params / (tp * pp)
-    states = (r.weights * psi / np.where(zero >= 3, dp, 1) + r.gradients * psi / np.where(zero >= 2, dp, 1)
-              + (r.master + r.moments) * psi / np.where(zero >= 1, dp, 1))
-    sbh = float(m.seq) * b * m.hidden
-    linear = np.where(sp == 1, 34.0 / tp, 10.0 + 24.0 / tp)
-    scores = np.where(rc == 0, 5.0 * m.heads * m.seq / (m.hidden * tp), 0.0)
-    per_layer = np.where(rc == 2, 2.0 * sbh / np.where(sp == 1, tp, 1.0), sbh * (linear + scores))
-    acts = per_layer * (m.layers / pp) * np.minimum(pp, mb) * r.activation_element / 2
-    total = states + acts
-    ok = total <= cap
-    # time: compute with the bubble, plus TP, PP and DP traffic (communication())
-    compute = 6.0 * m.params * B * m.seq * np.where(rc == 2, 8.0 / 6.0, 1.0) / (n * peak * mfu)
-    bubble = (pp - 1) / mb
-
-    def link_of(size, stride):
-        span = size * stride
-        inside = (span <= g) & (g % span == 0)
-        return (np.where(inside, intra.bandwidth_per_direction, inter.bandwidth_per_direction),
-                np.where(inside, intra.latency, inter.latency))
-
-    act = 2.0 * b * m.seq * m.hidden
-    bw, lat = link_of(tp, 1.0)
-    tp_t = np.where(tp > 1, np.where(rc == 2, 6, 4) * (m.layers / pp) * mb
-                    * (2 * (tp - 1) / tp * act / bw + 2 * (tp - 1) * lat), 0.0)
-    bw, lat = link_of(pp, tp)
-    pp_t = np.where(pp > 1, 2 * mb * (lat + act / tp / bw), 0.0)
-    bw, lat = link_of(dp, tp * pp)
-    grads = r.gradients * psi
-    one = (dp - 1) / dp * grads / bw + (dp - 1) * lat
-    dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
-    step = compute * (1 + bubble) + tp_t + pp_t + (1 - ov) * dp_t
-    idx = np.flatnonzero(ok)
-    order = idx[np.lexsort((total[idx], step[idx]))]
-    if distinct_shapes:
-        seen, keep = set(), []
-        for i in order:
-            key = (a[i, 0], a[i, 1], a[i, 3])
-            if key not in seen:
-                seen.add(key)
-                keep.append(i)
-        order = keep
-    order = order[:k_top]
-    names = _memory.RECOMPUTE
-    return [Candidate(Plan(tp=int(a[i, 0]), pp=int(a[i, 1]), dp=int(a[i, 2]), zero=int(a[i, 4]),
-                           microbatches=int(mb[i]), microbatch_size=int(a[i, 3]),
-                           sequence_parallel=bool(a[i, 6]), recompute=names[int(a[i, 5])]),
-                      float(total[i]), float(step[i])) for i in order]
-
-
-# --- explorables ---------------------------------------------------------------------------------------------------
-
-def _plan_view(tp, pp, zero, microbatches, recompute, model_name="175B", n_gpus=1024, accelerator="A100"):
-    import html
-
-    from . import plotting
-    from .units import fmt_bytes, fmt_duration, fmt_percent
-
-    if n_gpus % (tp * pp):
-        raise ValueError(f"tp × pp = {tp * pp} does not divide {n_gpus} GPUs")
-    plan = Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
-                sequence_parallel=tp > 1, recompute=recompute)
-    a = analyze(plan, model_name, accelerator, n_gpus=n_gpus)
-    segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
-    alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
-    bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=a.fit.accelerator,
-                            unit_format=lambda v: f"{v:,.1f} GB", alt=alt)
-    head = (f"<p><strong>{html.escape(str(plan))}</strong> ({plan.global_batch:,} sequences per step). "
-            f'<span style="color:{"#009E73" if a.fit.fits else "#D55E00"}">{a.fit.message}</span>.</p>')
-    rows = "".join(f"<tr><td>{c.kind}</td><td>{c.link}</td><td>{c.count:,}</td><td>{fmt_bytes(c.bytes, 3)}</td>"
-                   f"<td>{fmt_duration(c.seconds)}</td></tr>" for c in a.comm)
-    table = ('<table class="cc-table"><caption>Traffic per GPU per step</caption><tr><th>kind</th><th>link</th>'
-             f"<th>operations</th><th>bytes sent</th><th>time</th></tr>{rows}</table>")
-    where = ", ".join(f"{k.upper()} {v.size}: {v.scope}" for k, v in a.placement.items())
-    tail = (f"<p>Placement: {where}. Bubble {fmt_percent(a.bubble)} of ideal time (idle share "
-            f"{fmt_percent(a.idle)}). Estimated step {fmt_duration(a.step_seconds)} (compute "
-            f"{fmt_duration(a.compute_seconds)} at 50 % MFU).</p>")
-    warn = "".join(f"<li>{html.escape(w)}</li>" for w in a.warnings)
-    return head + bar + table + tail + (f"<ul>{warn}</ul>" if warn else "")
-
-
-@_widgets.explorer
-def plan_explorer():
-    """Ch. 4 explorer: GPT-3 175B on 1,024 A100 (8 per node); TP, PP, ZeRO stage, micro-batches and recomputation →
-    memory per GPU against 80 GB, traffic per step by link, bubble and warnings (DP = 1024 / (TP × PP))."""
-    W = _widgets
-    controls = [
-        W.Slider("tp", "Tensor parallel", [4, 8, 16], value=8),
-        W.Slider("pp", "Pipeline parallel", [4, 8, 16, 32], value=16),
-        W.Choice("zero", "ZeRO stage", {"0 (none)": 0, "1 (optimizer)": 1, "3 (everything)": 3}, value=1),
-        W.Slider("microbatches", "Micro-batches per replica", [16, 128], value=128),
-        W.Choice("recompute", "Recomputation", {"selective": "selective", "full": "full"}),
-    ]
-    return W.explore(_plan_view, controls, title="Cutting GPT-3 175B across 1,024 A100")
-
-
-def _search_view(model_name, n_gpus, accelerator):
-    import html
-
-    from .units import fmt_bytes, fmt_duration
-
-    found = search(model_name, n_gpus, accelerator, top=5, distinct_shapes=True)
-    if not found:
-        raise ValueError(f"no plan fits the {model_name} model on {n_gpus} × {accelerator}")
-    rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(str(c.plan))}</td><td>{c.plan.recompute}"
-                   f"{' + SP' if c.plan.sequence_parallel else ''}</td><td>{fmt_bytes(c.memory, 3)}</td>"
-                   f"<td>{fmt_duration(c.step_seconds)}</td></tr>" for i, c in enumerate(found))
-    return ('<table class="cc-table"><caption>Fastest plans that fit, 1,536 sequences per step, 50 % MFU '
-            '(estimates)</caption><tr><th>#</th><th>plan</th><th>recompute</th><th>memory per GPU</th>'
-            f"<th>step time</th></tr>{rows}</table>")
-
-
-@_widgets.explorer
-def search_explorer():
-    """Ch. 4 explorer: the five fastest plans that fit for a model on a cluster, by :func:`search`."""
-    W = _widgets
-    controls = [
-        W.Choice("model_name", "Model", {"13B": "13B", "70B": "70B", "175B": "175B", "530B": "530B"},
-                 value="175B"),
-        W.Slider("n_gpus", "GPUs", [64, 256, 1024, 4096], value=1024),
-        W.Choice("accelerator", "GPU", {"A100 80 GB": "A100", "H100 80 GB": "H100"}),
-    ]
-    return W.explore(_search_view, controls, title="Searching every plan")

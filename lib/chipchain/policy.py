@@ -23,19 +23,15 @@ parts, which run TF32 at half the BF16 rate, the choice changes nothing.
 """
 from __future__ import annotations
 
-import csv
-import difflib
-import html
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-from . import _check, hardware, plotting, units, widgets
+from . import _check, _data, hardware, units
+from .power import _values
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
-           "rules", "rule", "Classification", "classify_numbers", "classify", "placements", "timeline", "superpods",
-           "plot_rule_plane", "design_a_chip_explorer"]
+           "rules", "rule", "thresholds", "Classification", "classify_numbers", "classify", "Placement", "placements",
+           "Superpod", "superpods"]
 
 #: bit length per precision for TPP; TF32 at its 19 carried bits (see the module docstring)
 BITS = {**hardware.BITS, "tf32": 19}
@@ -45,23 +41,24 @@ _MISSING = {"pd": "die area", "io_GBps": "chip-to-chip bandwidth", "tpp": "peak 
 
 
 # --- the two metrics ---------------------------------------------------------------------------------------------
-def tpp_from(tops, bits) -> float:
-    """``TPP = 2 · MacTOPS · bits = TOPS · bits`` from a dense peak in tera-operations per second and a bit length.
+def tpp_from(peak_flops, bits):
+    """``TPP = 2 · MacTOPS · bits = TOPS · bits`` from a dense peak and a bit length.
 
-    ``tops`` dense TOPS or TFLOPS (1e12 operations per second, the datasheet unit); ``bits`` the operand width.
-    Result dimensionless. The A100's 312 dense BF16 TFLOPS: 312 × 16 = 4,992; the 4,800 threshold is 300 × 16:
+    ``peak_flops`` dense operations per second (FLOP/s or op/s; the datasheets print it in TFLOPS/TOPS, 1e12);
+    ``bits`` the operand width. Result dimensionless; element-wise over arrays of peaks. The A100's 312 dense BF16
+    TFLOPS: 312 × 16 = 4,992; the 4,800 threshold is 300 × 16, or 600 × 8:
 
-    >>> tpp_from(312, 16), tpp_from(300, 16), tpp_from(600, 8)
+    >>> float(tpp_from(312e12, 16)), float(tpp_from(300e12, 16)), float(tpp_from(600e12, 8))
     (4992.0, 4800.0, 4800.0)
     """
-    return _check.nonnegative("tops", tops) * _check.integer("bits", bits)
+    return _values("peak_flops", peak_flops) / units.TFLOPS * _check.integer("bits", bits)
 
 
 def tpp_precision(accelerator) -> tuple[float, str]:
     """The highest TPP over the catalog's dense peaks and the precision that gives it: ``max_d peak_d/1e12 · bits_d``.
 
-    On a tie the format listed first (the wider one) is kept. ``ValueError`` if the catalog
-    has no peak for the part.
+    ``accelerator`` a catalog name or record. On a tie the format listed first (the wider one) is kept.
+    ``ValueError`` if the catalog has no peak for the part.
 
     >>> tpp_precision("RTX-4090")
     (5284.8, 'fp8')
@@ -69,7 +66,7 @@ def tpp_precision(accelerator) -> tuple[float, str]:
     acc = hardware.get(accelerator)
     best = None
     for d in acc.precisions():
-        value = tpp_from(acc.peak_flops(d) / 1e12, BITS[d])
+        value = tpp_from(acc.peak_flops(d), BITS[d])
         if best is None or value > best[0] + 1e-9:
             best = (round(value, 6), d)
     if best is None:
@@ -89,13 +86,13 @@ def tpp(accelerator) -> float:
     return tpp_precision(accelerator)[0]
 
 
-def performance_density_from(tpp_, die_area_mm2) -> float:
-    """``PD = TPP / die area`` with the area in mm² (the rule's unit); dimensionless result per mm².
+def performance_density_from(tpp, die_area_mm2):
+    """``PD = TPP / die area`` with the area in mm² (the rule's unit); dimensionless result per mm². Element-wise.
 
     >>> round(performance_density_from(4992, 826), 2)
     6.04
     """
-    return _check.nonnegative("tpp_", tpp_) / _check.positive("die_area_mm2", die_area_mm2)
+    return _values("tpp", tpp) / _values("die_area_mm2", die_area_mm2, positive=True)
 
 
 def performance_density(accelerator) -> float:
@@ -106,7 +103,7 @@ def performance_density(accelerator) -> float:
     >>> performance_density("B200")
     Traceback (most recent call last):
     ...
-    ValueError: B200 has no die_area_mm2 figure in the catalog
+    ValueError: B200 has no 'die_area_mm2' figure in the catalog
     """
     acc = hardware.get(accelerator)
     return performance_density_from(tpp(acc), acc.require("die_area_mm2"))
@@ -132,10 +129,8 @@ class Rule:
 
 @lru_cache(maxsize=1)
 def _rules() -> tuple:
-    with resources.files("chipchain").joinpath("data/export_rules.json").open(encoding="utf-8") as f:
-        data = json.load(f)
     out = []
-    for r in data["rules"]:
+    for r in _data.json_data("export_rules.json")["rules"]:
         cats = tuple((c["name"], tuple(tuple((k["metric"], k.get("min"), k.get("max")) for k in branch)
                                        for branch in c["any_of"])) for c in r["categories"])
         out.append(Rule(r["id"], r["name"], r["date"], r["effective"], r["citation"], r["bibkey"], r["checked"],
@@ -160,7 +155,7 @@ def rule(rule_id) -> Rule:
     >>> rule("2024-12")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown rule '2024-12'; known rules: 2022-10, 2023-10"
+    KeyError: "unknown rule '2024-12'; nearest known names: 2023-10, 2022-10"
     """
     if isinstance(rule_id, Rule):
         return rule_id
@@ -169,15 +164,26 @@ def rule(rule_id) -> Rule:
     for r in _rules():
         if rule_id in (r.id, r.date, r.date[:4]):
             return r
-    known = [r.id for r in _rules()]
-    near = difflib.get_close_matches(rule_id, known, n=3, cutoff=0.0) or known
-    raise KeyError(f"unknown rule {rule_id!r}; known rules: {', '.join(sorted(near))}")
+    raise KeyError(_check.nearest_message(rule_id, [r.id for r in _rules()], "rule"))
+
+
+def thresholds(rule_id, metric) -> list[float]:
+    """Every threshold a rule sets on one metric (``"tpp"``, ``"pd"`` or ``"io_GBps"``), ascending.
+
+    >>> thresholds("2023-10", "tpp"), thresholds("2023-10", "pd")
+    ([1600, 2400, 4800], [1.6, 3.2, 5.92])
+    """
+    r = rule(rule_id)
+    m = _check.choice("metric", metric, tuple(_LABELS))
+    return sorted({v for _, branches in r.categories for branch in branches for k, lo, hi in branch if k == m
+                   for v in (lo, hi) if v is not None})
 
 
 @dataclass(frozen=True)
 class Classification:
     """How a rule treats a chip: ``category`` (``"3A090.a"``, ``"not controlled"``, ``"not controlled (note)"``,
-    ``"undetermined"`` …), ``controlled`` (True, False, or None when the catalog lacks a figure) and the reason."""
+    ``"undetermined"`` …), ``controlled`` (True, False, or None when the catalog lacks a figure) and the reason.
+    ``io_bandwidth`` is bidirectional, bytes/s; a figure is ``None`` when unknown."""
 
     rule: str
     category: str
@@ -185,7 +191,7 @@ class Classification:
     reason: str
     tpp: float | None
     pd: float | None
-    io_GBps: float | None
+    io_bandwidth: float | None
 
 
 def _fmt(metric, v):
@@ -224,14 +230,14 @@ def _branch(branch, values):
     return True, " and ".join(w for _, w in results)
 
 
-def classify_numbers(tpp_, pd=None, io_bidir=None, market="datacenter", rule_id="2023-10") -> Classification:
+def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_id="2023-10") -> Classification:
     """Classify a chip described by raw numbers under one rule.
 
-    ``tpp_`` dimensionless; ``pd`` TPP per mm² (None if unknown); ``io_bidir`` chip-to-chip bandwidth in bytes/s,
+    ``tpp`` dimensionless; ``pd`` TPP per mm² (None if unknown); ``io_bandwidth`` chip-to-chip bandwidth in bytes/s,
     both directions summed (None if unknown); ``market`` ``"datacenter"`` or ``"consumer"``. Thresholds are
     inclusive at their lower end: a chip exactly at TPP 4,800 with I/O exactly 600 GB/s is caught by the 2022 rule.
 
-    >>> c = classify_numbers(4800, io_bidir=600e9, rule_id="2022-10")
+    >>> c = classify_numbers(4800, io_bandwidth=600e9, rule_id="2022-10")
     >>> c.category, c.reason
     ('3A090', 'caught by 3A090: TPP 4,800 ≥ 4,800 and bidirectional I/O 600 GB/s ≥ 600')
     >>> r = classify_numbers(2272, pd=3.62, market="consumer").reason
@@ -241,11 +247,11 @@ def classify_numbers(tpp_, pd=None, io_bidir=None, market="datacenter", rule_id=
     'a part not designed or marketed for datacenters is not caught when its TPP is below 4,800'
     """
     r = rule(rule_id)
-    t = _check.nonnegative("tpp_", tpp_)
+    t = _check.nonnegative("tpp", tpp)
     p = None if pd is None else _check.nonnegative("pd", pd)
-    io = None if io_bidir is None else _check.nonnegative("io_bidir", io_bidir) / 1e9
+    io = None if io_bandwidth is None else _check.nonnegative("io_bandwidth", io_bandwidth)
     m = _check.choice("market", market, ("datacenter", "consumer"))
-    values = {"tpp": t, "pd": p, "io_GBps": io}
+    values = {"tpp": t, "pd": p, "io_GBps": None if io is None else io / units.GBPS}
     missed, unknown = [], []
     for name, branches in r.categories:
         outcomes = [_branch(b, values) for b in branches]
@@ -264,7 +270,8 @@ def classify_numbers(tpp_, pd=None, io_bidir=None, market="datacenter", rule_id=
 
 
 def classify(accelerator, rule_id="2023-10") -> Classification:
-    """Classify a catalog part under a rule, using its TPP, performance density, I/O bandwidth and market.
+    """Classify a catalog part (name, alias or record) under a rule, using its TPP, performance density, I/O
+    bandwidth and market; a figure the catalog lacks leaves the answer "undetermined" where the rule needs it.
 
     The compliant-variant story, computed: the A800 and H800 kept TPP above 4,800 but cut NVLink to 400 GB/s and
     passed the 2022 test; the 2023 rule drops the I/O test and catches them.
@@ -280,182 +287,88 @@ def classify(accelerator, rule_id="2023-10") -> Classification:
         return Classification(r.id, "undetermined", None, f"cannot decide: the catalog has no peak throughput for "
                               f"{acc.name}, so no TPP", None, None, None)
     t = tpp(acc)
-    pd = performance_density_from(t, acc.die_area_mm2) if acc.die_area_mm2 else None
-    return classify_numbers(t, pd, acc.interconnect_bandwidth, acc.market, rule_id)
+    pd = None if _data.is_missing(acc.die_area_mm2) else performance_density_from(t, acc.die_area_mm2)
+    io = None if _data.is_missing(acc.interconnect_bandwidth) else acc.interconnect_bandwidth
+    return classify_numbers(t, pd, io, acc.market, rule_id)
 
 
-def placements(rule_ids=None):
-    """Every catalog part with its TPP, performance density and category under each rule, as a pandas DataFrame.
+@dataclass(frozen=True)
+class Placement:
+    """One catalog part under every rule: its TPP (``None`` without a peak), the precision that gives it, its
+    performance density and bidirectional I/O (bytes/s; ``None`` when the catalog lacks the figure) and its
+    :class:`Classification` under each rule, in rule order."""
 
-    >>> df = placements()
-    >>> [str(v) for v in df.loc["H20", ["tpp", "2022-10", "2023-10"]]]
-    ['2368.0', 'not controlled', 'not controlled']
+    accelerator: hardware.Accelerator
+    tpp: float | None
+    dtype: str | None
+    pd: float | None
+    io_bandwidth: float | None
+    classifications: tuple
+
+
+def placements(rule_ids=None) -> list[Placement]:
+    """Every catalog part with its TPP, performance density and classification under each rule (all by default).
+
+    >>> h20 = [p for p in placements() if p.accelerator.name == "H20"][0]
+    >>> h20.tpp, [c.category for c in h20.classifications]
+    (2368.0, ['not controlled', 'not controlled'])
     """
-    import pandas as pd
-
     ids = [r.id for r in _rules()] if rule_ids is None else [rule(i).id for i in rule_ids]
-    rows = []
+    out = []
     for acc in hardware.all_accelerators():
         t, d = tpp_precision(acc) if acc.precisions() else (None, None)
-        row = {"name": acc.name, "vendor": acc.vendor, "market": acc.market, "checked": acc.checked, "tpp": t,
-               "at": d, "pd": performance_density_from(t, acc.die_area_mm2) if acc.die_area_mm2 and t else None,
-               "io_GBps": acc.interconnect_bandwidth / 1e9 if acc.interconnect_bandwidth is not None else None}
-        for i in ids:
-            c = classify(acc, i)
-            row[i] = c.category
-            row[f"{i} reason"] = c.reason
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("name")
+        pd = performance_density_from(t, acc.die_area_mm2) if t is not None and acc.die_area_mm2 else None
+        io = None if _data.is_missing(acc.interconnect_bandwidth) else acc.interconnect_bandwidth
+        out.append(Placement(acc, t, d, pd, io, tuple(classify(acc, i) for i in ids)))
+    return out
 
 
-def timeline():
-    """The policy timeline (``data/policy_timeline.csv``) as a pandas DataFrame, oldest first.
+@dataclass(frozen=True)
+class Superpod:
+    """A rack-scale system (``data/superpods.csv``) in SI units: total dense 16-bit peak (FLOP/s), memory (bytes),
+    power (W, ``None`` where our sources give none)."""
 
-    >>> timeline()["date"].tolist()[:2]
-    ['2022-10-07', '2023-10-17']
-    """
-    import pandas as pd
+    system: str
+    accelerator: hardware.Accelerator
+    n_gpus: int
+    racks: int
+    peak_flops: float
+    memory_bytes: float
+    power: float | None
+    checked: str
+    notes: str
 
-    with resources.files("chipchain").joinpath("data/policy_timeline.csv").open(encoding="utf-8") as f:
-        return pd.read_csv(f, dtype=str, keep_default_na=False).sort_values("date").reset_index(drop=True)
+    @property
+    def peak_flops_per_rack(self) -> float:
+        """FLOP/s per rack."""
+        return self.peak_flops / self.racks
+
+    @property
+    def gpu_peak_flops(self) -> float:
+        """FLOP/s per accelerator."""
+        return self.peak_flops / self.n_gpus
+
+    @property
+    def flops_per_watt(self) -> float | None:
+        """Peak FLOP/s per watt of rack power (``None`` without a power figure)."""
+        return self.peak_flops / self.power if self.power else None
 
 
-def superpods():
-    """Rack-scale systems (``data/superpods.csv``): Atlas 900 A3 SuperPoD (both figures its page prints) and
-    GB200 NVL72 (compute and memory from the catalog's B200 estimate), with per-rack and per-accelerator figures.
+def superpods() -> list[Superpod]:
+    """Rack-scale systems: Atlas 900 A3 SuperPoD (both figures its page prints) and GB200 NVL72 (compute and memory
+    from the catalog's B200 estimate). Where a row leaves compute or memory empty, it is the accelerator count times
+    the catalog figure.
 
-    >>> df = superpods()
-    >>> df["pflops_16bit"].round(1).tolist()
+    >>> [round(s.peak_flops / 1e15, 1) for s in superpods()]
     [307.2, 288.7, 162.0]
     """
-    import pandas as pd
-
-    with resources.files("chipchain").joinpath("data/superpods.csv").open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     out = []
-    for r in rows:
+    for r in _data.rows("superpods.csv"):
         acc = hardware.get(r["accelerator"])
         n = int(r["accelerators"])
-        pf = float(r["pflops_16bit"]) if r["pflops_16bit"] else n * acc.peak_flops("bf16") / 1e15
-        mem = float(r["memory_TB"]) if r["memory_TB"] else n * acc.require("memory_bytes") / 1e12
-        kw = float(r["power_kW"]) if r["power_kW"] else None
-        racks = int(r["racks"])
-        out.append({"system": r["system"], "accelerators": n, "racks": racks, "pflops_16bit": pf,
-                    "pflops_per_rack": pf / racks, "tflops_per_accelerator": pf * 1e3 / n, "memory_TB": mem,
-                    "power_kW": kw, "tflops_per_W": pf * 1e15 / (kw * 1e3) / 1e12 if kw else None,
-                    "checked": r["checked"], "notes": r["notes"]})
-    return pd.DataFrame(out).set_index("system")
-
-
-# --- the figure: every chip on the TPP × performance-density plane ------------------------------------------------
-_CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "not controlled (note)": 3}
-
-
-def plot_rule_plane(rule_id="2023-10", ax=None):
-    """Every catalog part on the TPP (log) × performance-density plane, coloured by its category under ``rule_id``,
-    with the rule's regions shaded. Parts whose die area the catalog lacks sit in a strip below zero. Returns the Axes.
-
-    >>> ax = plot_rule_plane("2023-10")
-    >>> ax.get_xscale(), ax.get_title()
-    ('log', 'October 2023 rule (88 FR 73458)')
-    >>> import matplotlib.pyplot as plt; plt.close("all")
-    """
-    from matplotlib.patches import Rectangle
-
-    r = rule(rule_id)
-    ax = plotting.axes(ax)
-    x0, x1, y0, y1, strip = 200, 60_000, -5.5, 22.0, -1.3
-    if r.id == "2022-10":
-        ax.add_patch(Rectangle((4800, 0), x1 - 4800, y1, color=plotting.color(1), alpha=0.12, lw=0))
-        ax.text(5200, y1 - 1.2, "3A090 if I/O ≥ 600 GB/s", fontsize=8, color=plotting.color(1))
-    else:
-        b = plotting.color(4)
-        ax.add_patch(Rectangle((2400, 1.6), 4800 - 2400, 5.92 - 1.6, color=b, alpha=0.18, lw=0))
-        ax.add_patch(Rectangle((1600, 3.2), x1 - 1600, 5.92 - 3.2, color=b, alpha=0.18, lw=0))
-        a = plotting.color(1)
-        ax.add_patch(Rectangle((1600, 5.92), x1 - 1600, y1 - 5.92, color=a, alpha=0.12, lw=0))
-        ax.add_patch(Rectangle((4800, 0), x1 - 4800, 5.92, color="white", lw=0))
-        ax.add_patch(Rectangle((4800, 0), x1 - 4800, 5.92, color=a, alpha=0.12, lw=0))
-        ax.text(1700, y1 - 1.2, "3A090.a", fontsize=8, color=a)
-        ax.text(2500, 2.0, "3A090.b", fontsize=8, color="#8a5a00")
-    ax.axhline(0, color="#999", lw=0.6)
-    df = placements([r.id])
-    unplaced = [name for name, row in df.iterrows() if row["tpp"] is None or row["tpp"] != row["tpp"]]
-    placed = df.drop(index=unplaced)
-    known = placed[placed["pd"].notna()]
-    unknown = placed[placed["pd"].isna()].sort_values("tpp")
-    rows = [strip - 1.3 * (i % 3) for i in range(len(unknown))]
-    groups: dict = {}
-    for (name, row), y in [*((item, item[1]["pd"]) for item in known.iterrows()),
-                           *zip(unknown.iterrows(), rows)]:
-        groups.setdefault((round(row["tpp"], 1), round(float(y), 3)), []).append((name, row[r.id], row["market"]))
-    for (x, y), members in groups.items():
-        cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
-        last = x * 1.07 ** (len(cats) - 1)
-        for k, (cat, market) in enumerate(cats):
-            c = plotting.color(_CAT_COLOURS[cat]) if cat in _CAT_COLOURS else "#777777"
-            ax.scatter([x * 1.07**k], [y], s=36, color=c, marker="s" if market == "consumer" else "o",
-                       edgecolor="black", linewidth=0.5, zorder=3)
-            names = ", ".join(n for n, ct, mk in members if (ct, mk) == (cat, market))
-            ax.annotate(names, (last, y), xytext=(4, 2 - 8 * k), textcoords="offset points", fontsize=6.5, color=c
-                        if len(cats) > 1 else "black")
-    for cat in dict.fromkeys(df[r.id]):
-        ax.scatter([], [], color=plotting.color(_CAT_COLOURS[cat]) if cat in _CAT_COLOURS else "#777777",
-                   label=cat, edgecolor="black", linewidth=0.5)
-    ax.set_xscale("log")
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
-    ax.set_yticks([0, 5, 10, 15, 20])
-    ax.text(x0 * 1.05, y0 + 0.4, "below 0: die area not in catalog", fontsize=7, color="#555")
-    if unplaced:
-        ax.text(x1 / 1.05, y0 + 0.4, "no peak in catalog: " + ", ".join(unplaced), fontsize=7, color="#555",
-                ha="right")
-    ax.set_xlabel("TPP (dense, best precision)")
-    ax.set_ylabel("performance density (TPP per mm²)")
-    ax.set_title(f"{r.name} ({r.citation})")
-    ax.legend(fontsize=7, loc="center left")
-    return ax
-
-
-# --- the explorable ----------------------------------------------------------------------------------------------
-@widgets.explorer
-def design_a_chip_explorer():
-    """Explorable: design a chip (dense TFLOPS at a precision, die area, chip-to-chip bandwidth, market) and see its
-    category under each rule, with the reason. Equations: :func:`tpp_from`, :func:`performance_density_from`,
-    :func:`classify_numbers`.
-
-    >>> ex = design_a_chip_explorer()
-    >>> ex.n_views, "caught by 3A090.a: TPP 4,800 ≥ 4,800" in ex.render_current()
-    (216, True)
-    """
-
-    def render(tflops, bits, die, io, market):
-        t = tpp_from(tflops, bits)
-        pd = performance_density_from(t, die)
-        rows = []
-        for r in _rules():
-            c = classify_numbers(t, pd, io * 1e9, market, r.id)
-            rows.append(f"<tr><td>{html.escape(r.name)}</td><td><strong>{html.escape(c.category)}</strong></td>"
-                        f"<td>{html.escape(c.reason)}</td></tr>")
-        chart = plotting.svg_chart(
-            points=[{"x": t, "y": pd, "label": "your chip", "color": plotting.color(0)}],
-            vlines=[{"x": v, "label": f"{v:,}"} for v in (1600, 2400, 4800)],
-            hlines=[{"y": v, "label": f"PD {v:g}"} for v in (1.6, 3.2, 5.92)],
-            xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP",
-            ylabel="performance density (log)",
-            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.4g}, against the 2023 "
-                f"thresholds", height=240)
-        head = (f"<p>TPP = {tflops:g} × {bits} = <strong>{units.fmt_number(t)}</strong>; performance density = "
-                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; I/O {io:g} GB/s "
-                f"(bidirectional); {market}.</p>")
-        table = ("<table class='cc-table'><tr><th>rule</th><th>category</th><th>reason</th></tr>"
-                 + "".join(rows) + "</table>")
-        return head + table + chart
-
-    return widgets.explore(render, [
-        widgets.Slider("tflops", "Dense TFLOPS", [100, 150, 300, 600, 1000, 2000], value=300),
-        widgets.Choice("bits", "Precision", {"16-bit (FP16/BF16)": 16, "8-bit (FP8/INT8)": 8}, value=16),
-        widgets.Slider("die", "Die area (mm²)", [300, 600, 814], value=814),
-        widgets.Slider("io", "Chip-to-chip I/O (GB/s, both directions)", [0, 400, 900], value=400),
-        widgets.Choice("market", "Designed for", {"datacenter": "datacenter", "consumer": "consumer"}),
-    ], title="Design a chip")
+        peak = _data.optional_float(r, "pflops_16bit", units.PFLOPS)
+        mem = _data.optional_float(r, "memory_TB", units.TB)
+        out.append(Superpod(r["system"], acc, n, int(r["racks"]), n * acc.peak_flops("bf16") if peak is None else peak,
+                            n * acc.require("memory_bytes") if mem is None else mem,
+                            _data.optional_float(r, "power_kW", 1e3), r["checked"], r["notes"]))
+    return out

@@ -13,91 +13,93 @@ The chain of multiplications this module owns:
   annual use (EIA: 10,715 kWh in 2020).
 
 Reference figures with their sources live in ``data/energy_facts.csv`` (:func:`fact`); the nuclear and power
-purchase deals in ``data/energy_deals.csv`` (:func:`deals`). All quantities are SI: watts, joules, seconds,
-dollars, kilograms of CO₂-equivalent.
+purchase deals in ``data/energy_deals.csv`` (tables in :mod:`chipchain.views.power`). All quantities are SI: watts,
+joules, seconds, dollars, kilograms of CO₂-equivalent. Wherever a function takes ``gpu_power`` (watts per
+accelerator) it also accepts an accelerator name or record, meaning its catalog TDP; the element-wise equations
+accept NumPy arrays.
 
->>> it_power(100_000, 700) / 1e6     # 100,000 H100 at 700 W: the GPUs alone
+>>> it_power(100_000, "H100") / 1e6     # 100,000 H100 at 700 W: the GPUs alone
 70.0
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
-from . import _check, hardware, plotting, units, widgets
+import numpy as np
+
+from . import _check, _data, hardware, systems
 from .units import kWh
 
 __all__ = [
-    "fact", "facts", "deals", "accelerator_power", "host_share_from_system", "it_power", "facility_power",
+    "fact", "accelerator_power", "host_share", "host_share_from_system", "it_power", "facility_power",
     "accelerators_supported", "run_energy", "electricity_cost", "emissions", "household_years",
-    "peak_efficiency", "realised_efficiency", "RunEnergy", "run_ledger", "run_energy_explorer",
+    "peak_efficiency", "realised_efficiency", "RunEnergy", "run_ledger",
 ]
 
 
+# --- checks that accept arrays ------------------------------------------------------------------------------------
+def _values(name, value, *, positive=False, at_most=None):
+    """``value`` as a float, or a float array when it is array-like, checked element-wise (finite, ≥ 0 or > 0,
+    ≤ ``at_most``); ``ValueError`` naming the argument otherwise."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        v = _check.positive(name, value) if positive else _check.nonnegative(name, value)
+        if at_most is not None and v > at_most:
+            raise ValueError(f"{name} must be at most {at_most:g}, got {value!r}")
+        return v
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be real numbers, got {value!r}") from None
+    if a.dtype == bool or np.asarray(value).dtype == bool:
+        raise ValueError(f"{name} must be real numbers, not flags, got {value!r}")
+    if a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite numbers (no NaN or infinity), got {value!r}")
+    if np.any(a <= 0 if positive else a < 0):
+        raise ValueError(f"{name} must be {'greater than zero' if positive else 'non-negative'}, got {value!r}")
+    if at_most is not None and np.any(a > at_most):
+        raise ValueError(f"{name} must be at most {at_most:g}, got {value!r}")
+    return a
+
+
+def _pue(pue):
+    p = _values("pue", pue, positive=True)
+    if np.any(np.asarray(p) < 1):
+        raise ValueError(f"pue must be at least 1 (facility energy cannot be less than IT energy), got {pue!r}")
+    return p
+
+
+def _watts(gpu_power):
+    """Watts per accelerator: a number (or array), or an accelerator name/record meaning its catalog TDP."""
+    if isinstance(gpu_power, (str, hardware.Accelerator)):
+        return accelerator_power(gpu_power)
+    return _values("gpu_power", gpu_power, positive=True)
+
+
 # --- reference data --------------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _fact_rows() -> tuple:
-    with resources.files("chipchain").joinpath("data/energy_facts.csv").open(encoding="utf-8") as f:
-        return tuple(csv.DictReader(f))
-
-
 def fact(key: str) -> float:
     """A reference figure from ``data/energy_facts.csv``, in the unit its row states (kWh/year, ratio, $/kWh, W …).
 
-    Each row carries its source and check level; :func:`facts` returns the table.
+    Each row carries its source and check level (the table: :func:`chipchain.views.power.facts`).
 
     >>> fact("us_household_kwh_per_year")
     10715.0
     >>> fact("pue")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown energy fact 'pue'; nearest: pue_seed002, pue_hyperscale, pue_uptime_2023"
+    KeyError: "unknown energy fact 'pue'; nearest known names: pue_seed002"
     """
-    import difflib
-
-    rows = {r["key"]: r for r in _fact_rows()}
-    if not isinstance(key, str) or key not in rows:
-        near = difflib.get_close_matches(str(key), list(rows), n=3, cutoff=0.3) or list(rows)[:3]
-        raise KeyError(f"unknown energy fact {key!r}; nearest: {', '.join(near)}")
+    rows = {r["key"]: r for r in _data.rows("energy_facts.csv")}
+    if not isinstance(key, str):
+        raise ValueError(f"key must be an energy-fact name (str), got {key!r}")
+    if key not in rows:
+        raise KeyError(_check.nearest_message(key, list(rows), "energy fact"))
     return float(rows[key]["value"])
-
-
-def facts():
-    """The reference figures as a pandas DataFrame indexed by key (value, unit, description, source, checked).
-
-    >>> f = facts()
-    >>> float(f.loc["pue_uptime_2023", "value"]), f.loc["pue_uptime_2023", "checked"]
-    (1.58, 'V2')
-    """
-    import pandas as pd
-
-    df = pd.DataFrame(_fact_rows()).set_index("key")
-    df["value"] = df["value"].astype(float)
-    return df
-
-
-def deals():
-    """Nuclear and power-purchase deals for datacenters (``data/energy_deals.csv``) as a pandas DataFrame.
-
-    Two rows describe Three Mile Island Unit 1: the operator's "about 835 MW" and the EIA's 837 MW net capacity —
-    the same plant counted two ways, kept side by side rather than reconciled.
-
-    >>> d = deals()
-    >>> sorted(d.loc[d["what"].str.contains("Three Mile|same unit"), "capacity_MW"])
-    [835, 837]
-    """
-    import pandas as pd
-
-    with resources.files("chipchain").joinpath("data/energy_deals.csv").open(encoding="utf-8") as f:
-        df = pd.read_csv(f)
-    return df
 
 
 # --- power ----------------------------------------------------------------------------------------------------
 def accelerator_power(accelerator) -> float:
-    """Rated board power (TDP) of a catalog accelerator, in watts; ``ValueError`` if the catalog lacks it.
+    """Rated board power (TDP) of a catalog accelerator (name, alias or record), in watts; ``ValueError`` naming
+    the part if the catalog lacks it.
 
     Source: the catalog row (``hardware``). H100 SXM: up to 700 W (NVIDIA product page).
 
@@ -107,29 +109,46 @@ def accelerator_power(accelerator) -> float:
     return hardware.get(accelerator).require("tdp")
 
 
-def host_share_from_system(system_power, accelerators_per_system, accelerator_power_) -> float:
-    """Host share per accelerator: ``P_host = P_system / k − P_acc`` (watts).
+def host_share_from_system(system_power, n_gpus, gpu_power) -> float:
+    """Host share per accelerator: ``P_host = P_system / n − P_acc`` (watts).
 
-    ``system_power`` W for the whole server, ``accelerators_per_system`` count, ``accelerator_power_`` W.
-    A DGX H100 is rated at about 10.2 kW for 8 GPUs of 700 W (NVIDIA DGX H100 datasheet), which leaves 575 W per GPU
-    for CPUs, memory, NVSwitches, NICs, fans and storage — at the *maximum* rating, so an upper reference:
+    ``system_power`` W for the whole server, ``n_gpus`` accelerators in it, ``gpu_power`` W each (or an accelerator
+    name). A DGX H100 is rated at about 10.2 kW for 8 GPUs of 700 W (NVIDIA DGX H100 datasheet), which leaves 575 W
+    per GPU for CPUs, memory, NVSwitches, NICs, fans and storage — at the *maximum* rating, so an upper reference:
 
     >>> host_share_from_system(10_200, 8, 700)
     575.0
     """
     p = _check.positive("system_power", system_power)
-    k = _check.integer("accelerators_per_system", accelerators_per_system)
-    a = _check.positive("accelerator_power_", accelerator_power_)
+    k = _check.integer("n_gpus", n_gpus)
+    a = _watts(gpu_power)
     share = p / k - a
-    if share < 0:
-        raise ValueError(f"system_power ({p:g} W) is less than {k} × accelerator_power_ ({a:g} W)")
+    if np.any(np.asarray(share) < 0):
+        raise ValueError(f"system_power ({p:g} W) is less than {k} × gpu_power ({gpu_power!r} W)")
     return share
 
 
-def it_power(n_accelerators, accelerator_power_, host_share=0.0) -> float:
+def host_share(system) -> float:
+    """Host share per accelerator of a catalog server at its maximum rating, in watts: :func:`host_share_from_system`
+    with the server's power from ``data/energy_facts.csv`` and its GPU count and accelerator from
+    :mod:`chipchain.systems` (any node or accelerator name). ``KeyError`` if the facts lack the server's power.
+
+    >>> host_share("H100"), host_share("DGX-A100")
+    (575.0, 412.5)
+    """
+    node = systems.node(system)
+    key = f"{node.name.lower().replace('-', '_')}_max_power"
+    try:
+        watts = fact(key)
+    except KeyError:
+        raise KeyError(f"no maximum system power for {node.name} in energy_facts.csv (looked for {key!r})") from None
+    return host_share_from_system(watts, node.gpus_per_node, node.accelerator)
+
+
+def it_power(n_gpus, gpu_power, host_share=0.0):
     """IT power of a cluster: ``P_IT = n · (P_acc + P_host)`` in watts.
 
-    ``n_accelerators`` count; ``accelerator_power_`` and ``host_share`` in watts per accelerator. With
+    ``n_gpus`` count; ``gpu_power`` (W, or an accelerator name) and ``host_share`` in watts per accelerator. With
     ``host_share = 0`` this is the heat of the accelerators alone: 100,000 H100 × 700 W = 70 MW (seed 000 §10).
 
     >>> it_power(100_000, 700) / 1e6
@@ -137,44 +156,36 @@ def it_power(n_accelerators, accelerator_power_, host_share=0.0) -> float:
     >>> it_power(1024, 400, 200) / 1e3
     614.4
     """
-    n = _check.integer("n_accelerators", n_accelerators)
-    return n * (_check.positive("accelerator_power_", accelerator_power_) + _check.nonnegative("host_share",
-                                                                                                host_share))
+    n = _check.integer("n_gpus", n_gpus)
+    return n * (_watts(gpu_power) + _values("host_share", host_share))
 
 
-def facility_power(n_accelerators, accelerator_power_, host_share=0.0, pue=1.0) -> float:
+def facility_power(n_gpus, gpu_power, host_share=0.0, pue=1.0):
     """Facility power: ``P_fac = PUE · n · (P_acc + P_host)`` in watts.
 
     ``pue`` ≥ 1 (facility energy ÷ IT energy; Uptime Institute's 2023 survey average is 1.58). 100,000 H100 with
     the DGX H100's 575 W host share and PUE 1.3:
 
-    >>> round(facility_power(100_000, 700, 575, 1.3) / 1e6, 1)
+    >>> round(facility_power(100_000, "H100", 575, 1.3) / 1e6, 1)
     165.8
     """
-    p = _check.positive("pue", pue)
-    if p < 1:
-        raise ValueError(f"pue must be at least 1 (facility energy cannot be less than IT energy), got {pue!r}")
-    return p * it_power(n_accelerators, accelerator_power_, host_share)
+    return _pue(pue) * it_power(n_gpus, gpu_power, host_share)
 
 
-def accelerators_supported(site_power, accelerator_power_, host_share=0.0, pue=1.0) -> float:
+def accelerators_supported(site_power, gpu_power, host_share=0.0, pue=1.0):
     """How many accelerators a site's power supports: ``n = P_site / (PUE · (P_acc + P_host))`` (not rounded).
 
     ``site_power`` W. Stargate's 10 GW target in H100-equivalents, GPUs alone (700 W, PUE 1):
 
-    >>> round(accelerators_supported(10e9, 700) / 1e6, 1)
+    >>> round(accelerators_supported(10e9, "H100") / 1e6, 1)
     14.3
     """
-    s = _check.positive("site_power", site_power)
-    p = _check.positive("pue", pue)
-    if p < 1:
-        raise ValueError(f"pue must be at least 1, got {pue!r}")
-    return s / (p * (_check.positive("accelerator_power_", accelerator_power_)
-                     + _check.nonnegative("host_share", host_share)))
+    s = _values("site_power", site_power, positive=True)
+    return s / (_pue(pue) * (_watts(gpu_power) + _values("host_share", host_share)))
 
 
 # --- energy, cost, emissions ------------------------------------------------------------------------------------
-def run_energy(n_accelerators, accelerator_power_, seconds, host_share=0.0, pue=1.0, power_fraction=1.0) -> float:
+def run_energy(n_gpus, gpu_power, seconds, host_share=0.0, pue=1.0, power_fraction=1.0):
     """Energy of a run at the meter: ``E = PUE · n · (P_acc + P_host) · f · T`` in joules.
 
     ``seconds`` T; ``power_fraction`` f in (0, 1] is the average draw as a fraction of the stated power (1 = at the
@@ -183,43 +194,43 @@ def run_energy(n_accelerators, accelerator_power_, seconds, host_share=0.0, pue=
     >>> round(run_energy(2048, 700, 90 * 86400) / 3.6e12, 2)     # GWh
     3.1
     """
-    t = _check.positive("seconds", seconds)
-    f = _check.fraction("power_fraction", power_fraction)
-    return facility_power(n_accelerators, accelerator_power_, host_share, pue) * f * t
+    t = _values("seconds", seconds, positive=True)
+    f = _values("power_fraction", power_fraction, positive=True, at_most=1.0)
+    return facility_power(n_gpus, gpu_power, host_share, pue) * f * t
 
 
-def electricity_cost(joules, price_per_kwh) -> float:
+def electricity_cost(energy, price_per_kwh):
     """Dollars = energy in kWh × price: ``$ = (E / 3.6e6) · p``.
 
-    ``joules`` J; ``price_per_kwh`` $/kWh. 3.0 GWh at $0.12/kWh (seed 002):
+    ``energy`` J; ``price_per_kwh`` $/kWh; either may be an array. 3.0 GWh at $0.12/kWh (seed 002):
 
     >>> round(electricity_cost(3.0e6 * 3.6e6, 0.12))
     360000
     """
-    return _check.nonnegative("joules", joules) / kWh * _check.nonnegative("price_per_kwh", price_per_kwh)
+    return _values("energy", energy) / kWh * _values("price_per_kwh", price_per_kwh)
 
 
-def emissions(joules, kg_co2_per_kwh) -> float:
+def emissions(energy, kg_co2_per_kwh):
     """Operational emissions in kg CO₂e: ``m = (E / 3.6e6) · c`` (embodied carbon of the hardware not counted).
 
-    ``kg_co2_per_kwh`` grid carbon intensity. BLOOM's 433,196 kWh (Luccioni et al. 2023) at 0.057 kg/kWh, the
-    French grid figure the paper uses, gives its 24.7 t of dynamic-power emissions:
+    ``energy`` J; ``kg_co2_per_kwh`` grid carbon intensity. BLOOM's 433,196 kWh (Luccioni et al. 2023) at
+    0.057 kg/kWh, the French grid figure the paper uses, gives its 24.7 t of dynamic-power emissions:
 
     >>> round(emissions(433_196 * 3.6e6, 0.057) / 1e3, 1)
     24.7
     """
-    return _check.nonnegative("joules", joules) / kWh * _check.nonnegative("kg_co2_per_kwh", kg_co2_per_kwh)
+    return _values("energy", energy) / kWh * _values("kg_co2_per_kwh", kg_co2_per_kwh)
 
 
-def household_years(joules, kwh_per_household_year=None) -> float:
+def household_years(energy, kwh_per_household_year=None):
     """Energy expressed as US household-years of electricity: ``E / 3.6e6 / 10,715`` (EIA 2020 average).
 
-    Seed 000 §11's "50 million kWh ≈ 5,000 US households for a year" recomputed:
+    ``energy`` J. Seed 000 §11's "50 million kWh ≈ 5,000 US households for a year" recomputed:
 
     >>> round(household_years(50e6 * 3.6e6))
     4666
     """
-    e = _check.nonnegative("joules", joules)
+    e = _values("energy", energy)
     h = fact("us_household_kwh_per_year") if kwh_per_household_year is None else _check.positive(
         "kwh_per_household_year", kwh_per_household_year)
     return e / kWh / h
@@ -238,23 +249,24 @@ def peak_efficiency(accelerator, dtype="bf16") -> float:
     return acc.peak_flops(dtype) / acc.require("tdp")
 
 
-def realised_efficiency(peak_flops, accelerator_power_, mfu, pue=1.0, host_share=0.0) -> float:
+def realised_efficiency(accelerator, mfu, pue=1.0, host_share=0.0, dtype="bf16", peak_flops=None, gpu_power=None):
     """Useful FLOPs per joule at the meter: ``η_real = peak · MFU / (PUE · (P_acc + P_host))``.
 
-    ``peak_flops`` FLOP/s; powers in W; ``mfu`` in (0, 1]. H100 at 40 % MFU and PUE 1.4, GPU power only — seed 002's
-    "1.41 on paper, 0.4–0.7 in practice" before the facility overhead, 0.40 after it:
+    ``accelerator`` a catalog name or record: its dense peak at ``dtype`` (FLOP/s) and TDP (W), unless
+    ``peak_flops`` or ``gpu_power`` override them; ``mfu`` in (0, 1] (or an array). H100 (989.4 TFLOP/s, 700 W) at
+    40 % MFU and PUE 1.4, GPU power only — seed 002's "1.41 on paper, 0.4–0.7 in practice" before the facility
+    overhead, 0.40 after it:
 
-    >>> round(realised_efficiency(989.4e12, 700, 0.4, pue=1.4) / 1e12, 2)
+    >>> round(realised_efficiency("H100", 0.4, pue=1.4) / 1e12, 2)
     0.4
     """
-    p = _check.positive("pue", pue)
-    if p < 1:
-        raise ValueError(f"pue must be at least 1, got {pue!r}")
-    watts = _check.positive("accelerator_power_", accelerator_power_) + _check.nonnegative("host_share", host_share)
-    return _check.positive("peak_flops", peak_flops) * _check.fraction("mfu", mfu) / (p * watts)
+    acc = hardware.get(accelerator)
+    peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
+    watts = _watts(acc if gpu_power is None else gpu_power) + _values("host_share", host_share)
+    return peak * _values("mfu", mfu, positive=True, at_most=1.0) / (_pue(pue) * watts)
 
 
-# --- a run's ledger, and its explorable ---------------------------------------------------------------------------
+# --- a run's ledger -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunEnergy:
     """The energy ledger of one run (SI units: W, J, $, kg CO₂e)."""
@@ -275,63 +287,22 @@ class RunEnergy:
         return self.energy / kWh
 
 
-def run_ledger(n_accelerators, accelerator_power_, seconds, host_share=0.0, pue=1.0, price_per_kwh=0.0,
-               kg_co2_per_kwh=0.0, power_fraction=1.0) -> RunEnergy:
+def run_ledger(n_gpus, gpu_power, seconds, host_share=0.0, pue=1.0, price_per_kwh=0.0, kg_co2_per_kwh=0.0,
+               power_fraction=1.0) -> RunEnergy:
     """Energy, cost, emissions and household-years of a run, split into accelerator, host and facility overhead.
 
     Same equations as :func:`run_energy`, :func:`electricity_cost`, :func:`emissions`, :func:`household_years`.
     Seed 002's worked example: 2.95 M H100-hours at 0.7 kW is 2.065 GWh; at $0.12/kWh about $0.25 M, with PUE 1.4
     about $0.35 M (one GPU for 2.95 M hours is the same energy as 2.95 M GPUs for an hour):
 
-    >>> r = run_ledger(1, 700, 2.95e6 * 3600, pue=1.4, price_per_kwh=0.12)
+    >>> r = run_ledger(1, "H100", 2.95e6 * 3600, pue=1.4, price_per_kwh=0.12)
     >>> round(r.accelerator_energy / 3.6e12, 3), round(r.dollars / 1e6, 3)
     (2.065, 0.347)
     """
-    it = it_power(n_accelerators, accelerator_power_, host_share)
-    fac = facility_power(n_accelerators, accelerator_power_, host_share, pue)
-    total = run_energy(n_accelerators, accelerator_power_, seconds, host_share, pue, power_fraction)
     f = power_fraction
-    acc = n_accelerators * accelerator_power_ * f * seconds
-    host = n_accelerators * host_share * f * seconds
-    return RunEnergy(it, fac, acc, host, total - acc - host, total, electricity_cost(total, price_per_kwh),
+    total = run_energy(n_gpus, gpu_power, seconds, host_share, pue, f)
+    acc = run_energy(n_gpus, gpu_power, seconds, power_fraction=f)
+    host = run_energy(n_gpus, gpu_power, seconds, host_share, power_fraction=f) - acc
+    return RunEnergy(it_power(n_gpus, gpu_power, host_share), facility_power(n_gpus, gpu_power, host_share, pue),
+                     acc, host, total - acc - host, total, electricity_cost(total, price_per_kwh),
                      emissions(total, kg_co2_per_kwh), household_years(total))
-
-
-@widgets.explorer
-def run_energy_explorer():
-    """Explorable: the energy, electricity bill and emissions of a training run.
-
-    Controls: accelerators, power per accelerator (the host share is set to half of it, an assumption shown in the
-    output), days, PUE, electricity price and grid carbon intensity. Equations: :func:`run_ledger`.
-
-    >>> ex = run_energy_explorer()
-    >>> ex.n_views, "3.3 GWh" in ex.render_current()
-    (144, True)
-    """
-    def render(n, watts, days, pue, price, carbon):
-        host = 0.5 * watts
-        r = run_ledger(n, watts, days * 86400, host_share=host, pue=pue, price_per_kwh=price, kg_co2_per_kwh=carbon)
-        bars = plotting.svg_bars(
-            [("accelerators", r.accelerator_energy), ("host, network, storage", r.host_energy),
-             ("cooling and conversion", r.overhead_energy)], unit_format=units.fmt_energy,
-            alt=f"Energy ledger: accelerators {units.fmt_energy(r.accelerator_energy)}, host "
-                f"{units.fmt_energy(r.host_energy)}, facility overhead {units.fmt_energy(r.overhead_energy)}")
-        rows = [("Facility power", units.fmt_power(r.facility_power)),
-                ("Energy at the meter", units.fmt_energy(r.energy)),
-                ("Electricity bill", units.fmt_dollars(r.dollars)),
-                ("Emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e"),
-                ("US household-years", units.fmt_number(r.household_years))]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
-        note = (f"<p style='font-size:90%'>Assumed host share {units.fmt_power(host)} per accelerator (half its "
-                f"power); every accelerator at its rated power for the whole run.</p>")
-        return f"{bars}<table class='cc-table'>{body}</table>{note}"
-
-    return widgets.explore(render, [
-        widgets.Slider("n", "Accelerators", [1024, 16384, 100_000], value=1024, fmt=units.fmt_number),
-        widgets.Slider("watts", "Power per accelerator (W)", [400.0, 700.0, 1000.0], value=400.0, fmt="g"),
-        widgets.Slider("days", "Days", [90, 158], value=158),
-        widgets.Slider("pue", "PUE", [1.1, 1.4], value=1.4),
-        widgets.Slider("price", "Price ($/kWh)", [0.06, 0.12], value=0.12),
-        widgets.Slider("carbon", "Grid (kg CO₂e/kWh)", [0.1, 0.4], value=0.4),
-    ], title="Energy and cost of a training run")
-

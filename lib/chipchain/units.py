@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from . import _check
+from . import _check, _data
 
 # --- decimal prefixes -------------------------------------------------------------------------------------------
 KILO, MEGA, GIGA, TERA, PETA, EXA = 1e3, 1e6, 1e9, 1e12, 1e15, 1e18
@@ -54,6 +54,20 @@ def bytes_per_element(dtype: str) -> float:
     return BYTES_PER_ELEMENT[key]
 
 
+def _figure(value):
+    """``value``, unless it is a catalog figure the row lacks (:class:`~chipchain._data.Missing`): then the
+    ``ValueError`` that names the part and the field, rather than "must be a real number".
+
+    >>> fmt_number(_data.Missing("B200", "sms"))
+    Traceback (most recent call last):
+    ...
+    ValueError: B200 has no 'sms' figure in the catalog
+    """
+    if isinstance(value, _data.Missing):
+        raise value.error()
+    return value
+
+
 def _sig(x: float, digits: int) -> str:
     """``x`` to ``digits`` significant figures, without scientific notation, trailing zeros dropped."""
     if x == 0:
@@ -84,7 +98,7 @@ def fmt_sci(x, digits: int = 2) -> Text:
     >>> fmt_sci(8.4e22, 3)
     8.4e22
     """
-    x = _check.number("x", x, allow_negative=True)
+    x = _check.number("x", _figure(x), allow_negative=True)
     if x == 0:
         return Text("0")
     exp = math.floor(math.log10(abs(x)))
@@ -100,7 +114,7 @@ def fmt_flops(flops, digits: int = 2) -> Text:
     >>> fmt_flops(2.1e24)
     2.1e24 FLOPs
     """
-    return Text(f"{fmt_sci(_check.nonnegative('flops', flops), digits)} FLOPs")
+    return Text(f"{fmt_sci(_check.nonnegative('flops', _figure(flops)), digits)} FLOPs")
 
 
 def fmt_rate(flops_per_s, digits: int = 3) -> Text:
@@ -109,7 +123,7 @@ def fmt_rate(flops_per_s, digits: int = 3) -> Text:
     >>> fmt_rate(989.4e12)
     989 TFLOP/s
     """
-    return _prefixed(_check.nonnegative("flops_per_s", flops_per_s), "FLOP/s", digits, _DECIMAL)
+    return _prefixed(_check.nonnegative("flops_per_s", _figure(flops_per_s)), "FLOP/s", digits, _DECIMAL)
 
 
 def fmt_bytes(nbytes, digits: int = 2) -> Text:
@@ -118,34 +132,34 @@ def fmt_bytes(nbytes, digits: int = 2) -> Text:
     >>> fmt_bytes(80e9)
     80 GB
     """
-    return _prefixed(_check.nonnegative("nbytes", nbytes), "B", digits, _DECIMAL)
+    return _prefixed(_check.nonnegative("nbytes", _figure(nbytes)), "B", digits, _DECIMAL)
 
 
-def fmt_bandwidth(bytes_per_s, digits: int = 3) -> Text:
+def fmt_bandwidth(bandwidth, digits: int = 3) -> Text:
     """A bandwidth in bytes per second: ``3.35 TB/s``.
 
     >>> fmt_bandwidth(3.35e12)
     3.35 TB/s
     """
-    return _prefixed(_check.nonnegative("bytes_per_s", bytes_per_s), "B/s", digits, _DECIMAL)
+    return _prefixed(_check.nonnegative("bandwidth", _figure(bandwidth)), "B/s", digits, _DECIMAL)
 
 
-def fmt_power(watts, digits: int = 2) -> Text:
+def fmt_power(power, digits: int = 2) -> Text:
     """A power: ``700 W``, ``70 MW``.
 
     >>> fmt_power(7e7)
     70 MW
     """
-    return _prefixed(_check.nonnegative("watts", watts), "W", digits, _DECIMAL)
+    return _prefixed(_check.nonnegative("power", _figure(power)), "W", digits, _DECIMAL)
 
 
-def fmt_energy(joules, digits: int = 2) -> Text:
+def fmt_energy(energy, digits: int = 2) -> Text:
     """An energy in watt-hours with a prefix: ``50 GWh``.
 
     >>> fmt_energy(50 * GWh)
     50 GWh
     """
-    wh = _check.nonnegative("joules", joules) / 3600.0
+    wh = _check.nonnegative("energy", _figure(energy)) / 3600.0
     return _prefixed(wh, "Wh", digits, _DECIMAL)
 
 
@@ -157,7 +171,7 @@ def fmt_duration(seconds, digits: int = 3) -> Text:
     >>> fmt_duration(158 * DAY)
     158 days
     """
-    s = _check.nonnegative("seconds", seconds)
+    s = _check.nonnegative("seconds", _figure(seconds))
     for size, name in ((YEAR, "years"), (DAY, "days"), (HOUR, "hours"), (MINUTE, "minutes"), (1.0, "s")):
         if s >= size:
             value = s / size
@@ -178,7 +192,7 @@ def fmt_dollars(dollars, digits: int = 3) -> Text:
     >>> fmt_dollars(5.576e6)
     $5.58 M
     """
-    d = _check.number("dollars", dollars, allow_negative=True)
+    d = _check.number("dollars", _figure(dollars), allow_negative=True)
     sign = "-" if d < 0 else ""
     d = abs(d)
     for factor, suffix in ((1e12, " T"), (1e9, " B"), (1e6, " M")):
@@ -195,7 +209,7 @@ def fmt_percent(fraction, digits: int = 2) -> Text:
     >>> fmt_percent(0.0533, 2)
     5.3 %
     """
-    f = _check.number("fraction", fraction, allow_negative=True)
+    f = _check.number("fraction", _figure(fraction), allow_negative=True)
     return Text(f"{_sig(f * 100, digits)} %")
 
 
@@ -205,7 +219,7 @@ def fmt_number(x, digits: int = 3) -> Text:
     >>> fmt_number(16896)
     16,896
     """
-    v = _check.number("x", x, allow_negative=True)
+    v = _check.number("x", _figure(x), allow_negative=True)
     if abs(v) >= 1000 and float(v).is_integer():
         return Text(f"{v:,.0f}")
     if abs(v) >= 1000:

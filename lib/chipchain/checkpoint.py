@@ -1,0 +1,187 @@
+"""Checkpoints: how big, how fast to write, how often (Young 1974, Daly 2006), and the goodput that results.
+
+Goodput — the fraction of wall-clock time that becomes kept progress — follows from a renewal argument (the
+wall-clock model of Daly 2006): each segment is τ seconds of work followed by a C-second checkpoint write; a failure
+loses the segment in progress and costs a restart of R seconds. Young's τ = √(2CM) maximises the first-order
+goodput; Daly's higher-order τ sits at the optimum of the exact one.
+
+Arguments follow the book's names: ``interval`` τ, ``checkpoint_seconds`` C, ``restart_seconds`` R, ``mtbf`` M,
+all in seconds. The interval and goodput equations are element-wise over NumPy arrays, so a figure evaluates
+``goodput(np.geomspace(60, 86400, 200), 60, 600, 86400)`` in one call.
+
+>>> round(daly_interval(60, 24 * 3600) / 60)       # minutes between checkpoints for a one-day MTBF
+53
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _check
+from .reliability import _arg
+from .units import DAY
+
+__all__ = [
+    "young_interval", "daly_interval", "optimal_interval", "goodput", "goodput_first_order",
+    "time_lost_per_failure", "lost_seconds_per_week",
+    "checkpoint_bytes", "write_seconds", "required_write_bandwidth",
+]
+
+
+def _out(x):
+    """A float for a scalar result, the array otherwise."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+# --- checkpoint interval -------------------------------------------------------------------------------------------
+
+def young_interval(checkpoint_seconds, mtbf):
+    """Young's first-order optimum checkpoint interval: τ = √(2·C·M) (Young 1974).
+
+    ``checkpoint_seconds`` C and ``mtbf`` M in seconds; τ is the compute time between checkpoints.
+
+    >>> round(young_interval(60, 24 * 3600))
+    3220
+    """
+    c = _arg(_check.positive, "checkpoint_seconds", checkpoint_seconds)
+    return _out(np.sqrt(2.0 * c * _arg(_check.positive, "mtbf", mtbf)))
+
+
+def daly_interval(checkpoint_seconds, mtbf):
+    """Daly's higher-order optimum checkpoint interval (Daly 2006, eq. 37):
+    τ = √(2CM)·[1 + ⅓·√(C/2M) + (1/9)·(C/2M)] − C for C < 2M, else τ = M.
+
+    >>> round(daly_interval(60, 24 * 3600))
+    3180
+    """
+    c = _arg(_check.positive, "checkpoint_seconds", checkpoint_seconds)
+    m = _arg(_check.positive, "mtbf", mtbf)
+    x = c / (2 * m)
+    tau = np.sqrt(2 * c * m) * (1 + np.sqrt(x) / 3 + x / 9) - c
+    return _out(np.where(c >= 2 * m, m, tau))
+
+
+def goodput(interval, checkpoint_seconds, restart_seconds, mtbf):
+    """Expected goodput — kept progress per wall-clock second — for periodic checkpoints with Poisson failures:
+
+    G = τ / (M · e^{R/M} · (e^{(τ+C)/M} − 1))
+
+    The denominator is the expected wall time to finish one segment: (e^{(τ+C)/M} − 1) failures are expected before
+    a segment completes, each followed by a restart that itself completes only after (e^{R/M} − 1) interrupted tries
+    on average (the renewal model of Daly 2006). A failure during a write or a restart counts too. G is a fraction in
+    (0, 1); element-wise over arrays.
+
+    >>> round(goodput(3600, 60, 600, 24 * 3600), 4)
+    0.9563
+    """
+    t = _arg(_check.positive, "interval", interval)
+    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
+    r = _arg(_check.nonnegative, "restart_seconds", restart_seconds)
+    m = _arg(_check.positive, "mtbf", mtbf)
+    with np.errstate(over="ignore"):            # a segment far longer than M: the wall time is infinite, G = 0
+        return _out(t / (m * np.exp(r / m) * np.expm1((t + c) / m)))
+
+
+def goodput_first_order(interval, checkpoint_seconds, restart_seconds, mtbf):
+    """First-order goodput, G ≈ 1 − C/τ − τ/(2M) − R/M: checkpoint overhead, half an interval of rework per failure,
+    and the restart. Accurate while τ + C + R ≪ M; it is the expression Young's τ maximises. Element-wise.
+
+    >>> round(goodput_first_order(3600, 60, 600, 24 * 3600), 4)
+    0.9556
+    """
+    t = _arg(_check.positive, "interval", interval)
+    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
+    r = _arg(_check.nonnegative, "restart_seconds", restart_seconds)
+    m = _arg(_check.positive, "mtbf", mtbf)
+    return _out(1.0 - c / t - t / (2 * m) - r / m)
+
+
+def optimal_interval(checkpoint_seconds, restart_seconds, mtbf) -> float:
+    """The interval that maximises :func:`goodput`, found numerically (golden-section search on log τ).
+
+    Close to Daly's estimate; the restart time does not move the optimum (it multiplies every segment equally).
+    Arguments and result in seconds.
+
+    >>> round(optimal_interval(60, 600, 24 * 3600))
+    3180
+    """
+    c = _check.positive("checkpoint_seconds", checkpoint_seconds)
+    r = _check.nonnegative("restart_seconds", restart_seconds)
+    m = _check.positive("mtbf", mtbf)
+    a, b = math.log(max(c, m) * 1e-6), math.log(10 * m)
+    g = (math.sqrt(5) - 1) / 2
+    f = lambda x: -goodput(math.exp(x), c, r, m)          # noqa: E731
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(80):
+        if f1 < f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    return math.exp((a + b) / 2)
+
+
+def time_lost_per_failure(interval, checkpoint_seconds, restart_seconds):
+    """Expected wall time one failure costs, to first order: half a segment of rework plus the restart,
+    L ≈ (τ + C)/2 + R (seconds). Element-wise.
+
+    >>> time_lost_per_failure(3600, 60, 600)
+    2430.0
+    """
+    t = _arg(_check.positive, "interval", interval)
+    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
+    return _out((t + c) / 2 + _arg(_check.nonnegative, "restart_seconds", restart_seconds))
+
+
+def lost_seconds_per_week(goodput):
+    """Wall-clock seconds per week that do not become kept progress: (1 − G) × 604,800 s. Element-wise.
+
+    >>> round(lost_seconds_per_week(0.95) / 3600, 1)      # hours
+    8.4
+    """
+    return _out((1.0 - _arg(_check.probability, "goodput", goodput)) * 7 * DAY)
+
+
+# --- checkpoint size and bandwidth ----------------------------------------------------------------------------------
+
+def checkpoint_bytes(params, bytes_per_param):
+    """Size of a checkpoint: S = N × b. With mixed precision and Adam a full restart needs the BF16 weights (2 B),
+    the FP32 master weights (4 B) and both Adam moments (4 + 4 B): b = 14; weights alone are b = 2. Counting the
+    16 B/parameter of training states (Rajbhandari et al. 2020) also counts gradients, which a checkpoint need not
+    save. Element-wise.
+
+    >>> checkpoint_bytes(70e9, 14) / 1e9
+    980.0
+    """
+    return _out(_arg(_check.positive, "params", params) * _arg(_check.positive, "bytes_per_param", bytes_per_param))
+
+
+def write_seconds(nbytes, bandwidth):
+    """Seconds to write a checkpoint: C = S / B (``bandwidth`` in bytes per second, aggregate over writers).
+    Element-wise.
+
+    >>> write_seconds(2.8e12, 50e9)
+    56.0
+    """
+    return _out(_arg(_check.nonnegative, "nbytes", nbytes) / _arg(_check.positive, "bandwidth", bandwidth))
+
+
+def required_write_bandwidth(nbytes, interval, overhead):
+    """Write bandwidth needed so that a blocking checkpoint every ``interval`` seconds costs at most the fraction
+    ``overhead`` of the time: B = S / (overhead × interval). Element-wise.
+
+    Seed 002: a 70B model's 140 GB of BF16 weights every 30 minutes. Finishing within the 30 minutes needs only
+    78 MB/s; "tens of GB/s" is what the full 980 GB state needs if the stall is to stay near 1 %:
+
+    >>> round(required_write_bandwidth(140e9, 1800, 1.0) / 1e6)
+    78
+    >>> round(required_write_bandwidth(980e9, 1800, 0.01) / 1e9, 1)
+    54.4
+    """
+    return _out(_arg(_check.nonnegative, "nbytes", nbytes)
+                / (_arg(_check.fraction, "overhead", overhead) * _arg(_check.positive, "interval", interval)))

@@ -1,0 +1,137 @@
+"""Searching every parallel plan: which TP × PP × DP cut, micro-batch size, ZeRO stage and recomputation choice is
+fastest for a model on a cluster, among those that fit in memory.
+
+The search enumerates every valid plan (:func:`chipchain.parallel.validate`'s rules) and prices all of them at once
+with NumPy arrays, using the formulas of :func:`chipchain.memory.ledger` and :func:`chipchain.parallel.analyze` (the
+tests check that every plan it returns agrees with the scalar model).
+
+>>> best = search("175B", "A100", 1024)[0]
+>>> str(best.plan), best.plan.recompute
+('TP 8 × PP 16 × DP 8, ZeRO-1, 192 micro-batches of 1', 'selective')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _check, activations, memory, models, parallel, systems
+
+__all__ = ["Candidate", "search"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One plan found by :func:`search`, with its memory per GPU (bytes) and estimated step time (s)."""
+
+    plan: parallel.Plan
+    memory_bytes: float
+    step_seconds: float
+
+
+def _divisors(n: int) -> list:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
+           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False) -> list:
+    """Every valid plan for ``model`` on ``cluster`` (a :class:`~chipchain.systems.Cluster`, or a node or accelerator
+    name with ``n_gpus``) at ``batch`` sequences per step, minus those that do not fit in memory, ranked by the
+    estimated step time of :func:`chipchain.parallel.analyze` (fastest first); ``top`` are returned as
+    :class:`Candidate` records.
+
+    Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
+    dividing the batch; micro-batch size; ZeRO 0–3 (0–1 with PP, as DeepSpeed allows); recomputation
+    none/selective/full; sequence parallelism on or off (with TP). No interleaving, no EP. Ties in step time are
+    broken by lower memory; with ``distinct_shapes=True`` only the best plan of each (TP, PP, DP, micro-batch size)
+    shape is kept.
+
+    >>> [str(c.plan) for c in search("70B", "H100", 64, top=2)]
+    ['TP 2 × PP 8 × DP 4, ZeRO-1, 384 micro-batches of 1', 'TP 2 × PP 16 × DP 2, ZeRO-1, 768 micro-batches of 1']
+    """
+    m = models.get(model)
+    c = systems.cluster(cluster, n_gpus)
+    n, g = c.n_gpus, c.gpus_per_node
+    B = _check.integer("batch", batch)
+    k_top = _check.integer("top", top)
+    acc = c.accelerator
+    r = memory.recipe(recipe)
+    mfu = _check.fraction("mfu", mfu)
+    ov = _check.probability("dp_overlap", dp_overlap)
+    cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
+    intra, inter = c.intra, c.inter
+    peak = acc.peak_flops("bf16")
+    bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
+
+    rows = []
+    for tp in _divisors(n):
+        if m.heads % tp:
+            continue
+        for pp in _divisors(n // tp):
+            if m.layers % pp:
+                continue
+            dp = n // (tp * pp)
+            if B % dp:
+                continue
+            for b in bs:
+                if (B // dp) % b:
+                    continue
+                for zero in (range(2) if pp > 1 else range(4)):
+                    for rc in range(3):
+                        for sp in ((0, 1) if tp > 1 else (0,)):
+                            rows.append((tp, pp, dp, b, zero, rc, sp))
+    if not rows:
+        return []
+    a = np.array(rows, dtype=np.int64)
+    tp, pp, dp, b, zero, rc, sp = (a[:, i].astype(float) for i in range(7))
+    mb = (B / dp) / b                                   # micro-batches per replica
+    # memory: states of Ψ/(t·p) sharded by ZeRO, plus first-stage activations (memory.ledger)
+    psi = m.params / (tp * pp)
+    states = (r.weights * psi / np.where(zero >= 3, dp, 1) + r.gradients * psi / np.where(zero >= 2, dp, 1)
+              + (r.master + r.moments) * psi / np.where(zero >= 1, dp, 1))
+    sbh = float(m.seq) * b * m.hidden
+    linear = np.where(sp == 1, 34.0 / tp, 10.0 + 24.0 / tp)
+    scores = np.where(rc == 0, 5.0 * m.heads * m.seq / (m.hidden * tp), 0.0)
+    per_layer = np.where(rc == 2, 2.0 * sbh / np.where(sp == 1, tp, 1.0), sbh * (linear + scores))
+    acts = per_layer * (m.layers / pp) * np.minimum(pp, mb) * r.activation_element / 2
+    total = states + acts
+    ok = total <= cap
+    # time: compute with the bubble, plus TP, PP and DP traffic (communication())
+    compute = 6.0 * m.params * B * m.seq * np.where(rc == 2, 8.0 / 6.0, 1.0) / (n * peak * mfu)
+    bubble = parallel.bubble_fraction(pp, mb)
+
+    def link_of(size, stride):
+        span = size * stride
+        inside = (span <= g) & (g % span == 0)
+        return (np.where(inside, intra.bandwidth_per_direction, inter.bandwidth_per_direction),
+                np.where(inside, intra.latency, inter.latency))
+
+    act = 2.0 * b * m.seq * m.hidden
+    bw, lat = link_of(tp, 1.0)
+    tp_t = np.where(tp > 1, np.where(rc == 2, 6, 4) * (m.layers / pp) * mb
+                    * (2 * (tp - 1) / tp * act / bw + 2 * (tp - 1) * lat), 0.0)
+    bw, lat = link_of(pp, tp)
+    pp_t = np.where(pp > 1, 2 * mb * (lat + act / tp / bw), 0.0)
+    bw, lat = link_of(dp, tp * pp)
+    grads = r.gradients * psi
+    one = (dp - 1) / dp * grads / bw + (dp - 1) * lat
+    dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
+    step = compute * (1 + bubble) + tp_t + pp_t + (1 - ov) * dp_t
+    idx = np.flatnonzero(ok)
+    order = idx[np.lexsort((total[idx], step[idx]))]
+    if distinct_shapes:
+        seen, keep = set(), []
+        for i in order:
+            key = (a[i, 0], a[i, 1], a[i, 3])
+            if key not in seen:
+                seen.add(key)
+                keep.append(i)
+        order = keep
+    order = order[:k_top]
+    names = activations.RECOMPUTE
+    return [Candidate(parallel.Plan(tp=int(a[i, 0]), pp=int(a[i, 1]), dp=int(a[i, 2]), zero=int(a[i, 4]),
+                           microbatches=int(mb[i]), microbatch_size=int(a[i, 3]),
+                           sequence_parallel=bool(a[i, 6]), recompute=names[int(a[i, 5])]),
+                      float(total[i]), float(step[i])) for i in order]
+
+

@@ -1,0 +1,178 @@
+"""Serving on an accelerator: one prefill or decode step on the roofline, the batch where decode turns
+compute-bound, and how many GPUs hold a model.
+
+The per-token equations (KV cache, weight bytes, FLOPs and bytes of each phase) live in :mod:`chipchain.inference`
+and know nothing about hardware; this module places them on an accelerator of :mod:`chipchain.hardware` through
+the roofline (:mod:`chipchain.roofline`): time ≥ max(F/peak, Q/bandwidth), so every tokens/s figure is an upper
+bound. ``accelerator`` and ``model`` are registry names, aliases or records.
+
+>>> d = decode("H100", "Llama-3-8B", context=1, batch=1)
+>>> d.bound, round(d.tokens_per_second)
+('memory-bound', 209)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import _check, hardware, models, roofline, units
+from .inference import decode_bytes, decode_flops, decode_intensity, memory_needed, prefill_bytes, prefill_flops
+
+__all__ = ["PhaseEstimate", "compute_dtype", "prefill", "decode", "critical_batch", "gpus_to_hold"]
+
+
+def compute_dtype(accelerator, weight_dtype="bf16") -> str:
+    """The precision the matmuls run in, given how the weights are stored.
+
+    Weights stored in a format the accelerator has a peak for (``fp8`` and ``int8`` on parts with FP8 / INT8
+    tensor cores) compute in it; otherwise (and always for ``int4``, whose kernels dequantise to 16 bits, as
+    GPTQ/AWQ-style weight-only schemes do) the math runs in BF16 (FP16 on parts with no BF16 figure).
+
+    >>> compute_dtype("H100", "fp8"), compute_dtype("A100", "fp8"), compute_dtype("H100", "int4")
+    ('fp8', 'bf16', 'bf16')
+    """
+    acc = hardware.get(accelerator)
+    w = _check.choice("weight_dtype", weight_dtype, units.BYTES_PER_ELEMENT)
+    have = acc.precisions()
+    if w != "int4" and w in have:
+        return w
+    for d in ("bf16", "fp16"):
+        if d in have:
+            return d
+    raise ValueError(f"{acc.name} has no BF16 or FP16 peak in the catalog (it has: {', '.join(have) or 'none'})")
+
+
+@dataclass(frozen=True)
+class PhaseEstimate:
+    """Roofline estimate of one prefill or one decode step on ``n_gpus`` ideal tensor-parallel GPUs."""
+
+    phase: str                 #: "prefill" or "decode"
+    accelerator: str
+    model: str
+    n_gpus: int
+    batch: int
+    tokens: int                #: prompt length (prefill) or context held (decode)
+    flops: float               #: FLOPs of the step
+    nbytes: float              #: bytes moved by the step
+    intensity: float           #: FLOP/byte
+    ridge: float               #: FLOP/byte of the accelerator at ``dtype``
+    dtype: str                 #: compute precision
+    bound: str                 #: "memory-bound" or "compute-bound"
+    seconds: float             #: lower bound on the step's time
+    tokens_per_second: float   #: tokens produced (decode) or consumed (prefill) per second, all sequences
+    per_sequence_tokens_per_second: float
+    utilisation: float         #: attainable FLOP/s ÷ peak FLOP/s
+    memory_needed: float       #: bytes: weights + KV cache (:func:`memory_needed`)
+    memory_available: float    #: bytes: n_gpus × memory per GPU
+
+    @property
+    def fits(self) -> bool:
+        """True when the weights and KV cache fit in the GPUs' memory."""
+        return self.memory_needed <= self.memory_available
+
+
+def _phase(phase, accelerator, model, tokens, batch, weight_dtype, kv_dtype, n_gpus, flops, nbytes, produced):
+    acc = hardware.get(accelerator)
+    m = models.get(model)
+    n = _check.integer("n_gpus", n_gpus)
+    dtype = compute_dtype(acc, weight_dtype)
+    intensity = roofline.arithmetic_intensity(flops, nbytes)
+    per_gpu = roofline.attainable_flops(acc, intensity, dtype)          # FLOP/s on one GPU at this intensity
+    seconds = flops / (n * per_gpu)                                     # = max(F/peak, Q/BW) over n GPUs
+    return PhaseEstimate(
+        phase=phase, accelerator=acc.name, model=m.name, n_gpus=n, batch=batch, tokens=tokens, flops=flops,
+        nbytes=nbytes, intensity=intensity, ridge=roofline.ridge_point(acc, dtype), dtype=dtype,
+        bound=roofline.bound(acc, intensity, dtype), seconds=seconds, tokens_per_second=produced / seconds,
+        per_sequence_tokens_per_second=produced / batch / seconds,
+        utilisation=roofline.fraction_of_peak(acc, intensity, dtype),
+        memory_needed=memory_needed(m, tokens, batch, weight_dtype, kv_dtype),
+        memory_available=n * acc.require("memory_bytes"))
+
+
+def prefill(accelerator, model, prompt_tokens, batch=1, weight_dtype="bf16", kv_dtype="bf16",
+            n_gpus=1) -> PhaseEstimate:
+    """Roofline estimate of prefilling ``batch`` prompts of ``prompt_tokens`` tokens (a :class:`PhaseEstimate`).
+
+    Time ≥ max(F/peak, Q/BW) (:mod:`chipchain.roofline`); ``n_gpus`` share the work as ideal tensor parallelism
+    (peak, bandwidth and memory add up; communication ignored). Prefill of 2,048 tokens is compute-bound:
+
+    >>> p = prefill("H100", "Llama-3-8B", 2048)
+    >>> p.bound, round(p.seconds * 1e3, 1)
+    ('compute-bound', 34.4)
+    """
+    s = _check.integer("prompt_tokens", prompt_tokens)
+    B = _check.integer("batch", batch)
+    return _phase("prefill", accelerator, model, s, B, weight_dtype, kv_dtype, n_gpus,
+                  prefill_flops(model, s, B), prefill_bytes(model, s, B, weight_dtype, kv_dtype), B * s)
+
+
+def decode(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16", n_gpus=1) -> PhaseEstimate:
+    """Roofline estimate of one decode step for ``batch`` sequences holding ``context`` tokens each.
+
+    ``tokens_per_second`` = B / step time (all sequences); at batch 1 and short context this is
+    :func:`decode_tokens_per_second_bound`. Llama 3 8B on one H100 in BF16, batch 1 and batch 64:
+
+    >>> d1, d64 = decode("H100", "Llama-3-8B", 1024, 1), decode("H100", "Llama-3-8B", 1024, 64)
+    >>> d1.bound, round(d1.tokens_per_second), d64.bound, round(d64.tokens_per_second)
+    ('memory-bound', 207, 'memory-bound', 8695)
+    """
+    c = _check.integer("context", context)
+    B = _check.integer("batch", batch)
+    return _phase("decode", accelerator, model, c, B, weight_dtype, kv_dtype, n_gpus,
+                  decode_flops(model, c, B), decode_bytes(model, c, B, weight_dtype, kv_dtype), B)
+
+
+def critical_batch(accelerator, model, context, weight_dtype="bf16", kv_dtype="bf16", batch_limit=1 << 20):
+    """Smallest batch at which a decode step becomes compute-bound (its intensity reaches the ridge point), or
+    ``math.inf`` if no batch up to ``batch_limit`` gets there — as happens at long context, where the KV cache each
+    sequence reads caps the intensity at about ``(2N + 4lcd)/(c·kv)``. A bisection of at most ~40 steps.
+
+    >>> critical_batch("H100", "Llama-3-8B", 128), critical_batch("H100", "Llama-3-8B", 1024)
+    (427, inf)
+    """
+    acc = hardware.get(accelerator)
+    m = models.get(model)
+    c = _check.integer("context", context)
+    cap = _check.integer("batch_limit", batch_limit)
+    ridge = roofline.ridge_point(acc, compute_dtype(acc, weight_dtype))
+
+    def ok(b):
+        return decode_intensity(m, c, b, weight_dtype, kv_dtype) >= ridge
+
+    if not ok(cap):
+        return math.inf
+    lo, hi = 1, 1
+    while not ok(hi):
+        lo, hi = hi, min(hi * 2, cap)
+    if ok(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+def gpus_to_hold(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16",
+                 usable_fraction=0.9, choices=(1, 2, 4, 8, 16, 32, 64)) -> int:
+    """Fewest GPUs among ``choices`` whose memory (× ``usable_fraction``) holds the weights and the KV cache of
+    ``batch`` sequences of ``context`` tokens (:func:`memory_needed`). ``ValueError`` if even the largest choice is
+    too small.
+
+    The running example in BF16 at 2,048 tokens: 350 GB of weights need 8 A100-80GB (4 hold only 288 GB usable):
+
+    >>> gpus_to_hold("A100", "GPT-3-175B", 2048)
+    8
+    """
+    acc = hardware.get(accelerator)
+    m = models.get(model)
+    f = _check.fraction("usable_fraction", usable_fraction)
+    need = memory_needed(m, _check.integer("context", context), _check.integer("batch", batch), weight_dtype,
+                         kv_dtype)
+    per = acc.require("memory_bytes") * f
+    opts = sorted(_check.integer("choices", c) for c in choices)
+    if not opts:
+        raise ValueError("choices must hold at least one GPU count")
+    for n in opts:
+        if n * per >= need:
+            return n
+    raise ValueError(f"{m.name} needs {units.fmt_bytes(need)} (weights + KV cache); {opts[-1]} × {acc.name} hold "
+                     f"{units.fmt_bytes(opts[-1] * per)} usable")

@@ -1,0 +1,176 @@
+"""Views for chapter 5 (FlashAttention): the score-memory and traffic tables, the online-softmax trace, the traffic
+and peak-memory figures and the traffic explorer. Every number comes from :mod:`chipchain.attention` (the two
+algorithms) and :mod:`chipchain.attention_io` (the IO model and sizes)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _check, attention, attention_io, models, plotting, units, widgets
+
+__all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory",
+           "traffic_explorer"]
+
+#: models of the score-memory table: Llama 3 8B (32 heads), GPT-3 175B (96), Llama 3.1 405B (128)
+SCORE_MODELS = ("Llama-3-8B", "GPT-3-175B", "Llama-3.1-405B")
+
+
+def _a100_sram_elements(bytes_per_element=2):
+    return attention_io.sram_per_sm("A100") // bytes_per_element
+
+
+def score_memory_table(seqs=(2048, 8192, 32768, 131072), model=SCORE_MODELS, bytes_per_element=2):
+    """One layer's N×N score matrix S (all heads, one sequence) at each sequence length, as a pandas DataFrame of
+    bytes: rows are sequence lengths, one column per model (``model``: names, aliases or records), headed
+    "<name> (<heads> heads)". Each column is :func:`chipchain.attention_io.score_matrix_bytes` over ``seqs``;
+    ``bytes_per_element`` 2 for bf16. Head counts: Dubey et al. 2024, Table 3; Brown et al. 2020, Table 2.1.
+
+    >>> float(score_memory_table([2048], ["175B"]).iloc[0, 0]) / 1e6
+    805.306368
+    """
+    import pandas as pd
+
+    chosen = [model] if isinstance(model, (str, models.Model)) else list(model)
+    if not chosen:
+        raise ValueError("model must name at least one model")
+    ns = np.asarray(seqs)
+    cols = {}
+    for m in map(models.get, chosen):
+        cols[f"{m.name} ({m.heads} heads)"] = attention_io.score_matrix_bytes(ns, m.heads, 1, bytes_per_element)
+    out = pd.DataFrame(cols, index=pd.Index(ns, name="sequence length N"))
+    return out
+
+
+def online_softmax_trace(scores, values, block=2):
+    """:func:`chipchain.attention.online_softmax_steps` as a pandas DataFrame, one row per block: the block's
+    scores, its maximum, the running maximum m, the correction exp(m_old − m), the running sum l, the un-normalised
+    output o and o/l.
+
+    >>> round(float(online_softmax_trace([1, 2, 4, 3], [10, 20, 30, 40])["o/l"].iloc[-1]), 4)
+    30.8562
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"block": ", ".join(f"{s:g}" for s in st.block), "block max": st.block_max, "m": st.m,
+                          "exp(m_old - m)": st.correction, "l": st.l, "o": st.o, "o/l": st.output}
+                         for st in attention.online_softmax_steps(scores, values, block)])
+
+
+def traffic_table(ns, d=64, sram=None, bytes_per_element=2):
+    """HBM traffic per head of both algorithms at each sequence length, counted and modelled, in bytes.
+
+    ``ns``: sequence lengths; ``d`` head dimension; ``sram`` in elements (default: the A100's 192 KiB per SM of
+    2-byte elements); ``bytes_per_element`` converts elements to bytes. Columns: N, standard and flash counted
+    (:mod:`chipchain.attention_io`'s ``standard_hbm_accesses``, ``flash_hbm_accesses``), Theorem 2's orders
+    (``theorem2_standard``, ``theorem2_flash``, constant 1), and the counted ratio.
+
+    >>> traffic_table([1024]).round(1).iloc[0].tolist()[:3]
+    [1024.0, 9437184.0, 1048576.0]
+    """
+    import pandas as pd
+
+    b = _check.positive("bytes_per_element", bytes_per_element)
+    sram = _a100_sram_elements() if sram is None else sram
+    rows = []
+    for n in ns:
+        std, fl = attention_io.standard_hbm_accesses(n, d, sram), attention_io.flash_hbm_accesses(n, d, sram)
+        rows.append({"N": n, "standard (counted)": std * b, "flash (counted)": fl * b,
+                     "standard (Theorem 2 order)": attention_io.theorem2_standard(n, d) * b,
+                     "flash (Theorem 2 order)": attention_io.theorem2_flash(n, d, sram) * b, "ratio": std / fl})
+    return pd.DataFrame(rows)
+
+
+def plot_hbm_traffic(ns, d=64, sram=None, bytes_per_element=2, ax=None):
+    """Log–log plot of HBM traffic per head vs N: counted (solid) and Theorem 2's order (dashed) for both
+    algorithms, with a dotted line at N = M/d, the lower end of the theorem's range. Returns the matplotlib Axes."""
+    sram = _a100_sram_elements() if sram is None else sram
+    t = traffic_table(ns, d, sram, bytes_per_element)
+    ax = plotting.axes(ax)
+    for i, name in enumerate(("standard", "flash")):
+        label = "standard attention" if name == "standard" else "FlashAttention"
+        ax.loglog(t["N"], t[f"{name} (counted)"], "-o", color=plotting.color(i), label=f"{label}, counted")
+        ax.loglog(t["N"], t[f"{name} (Theorem 2 order)"], "--", color=plotting.color(i),
+                  label=f"{label}, Theorem 2 order")
+    if min(ns) < sram / d < max(ns):
+        ax.axvline(sram / d, color="#555", linestyle=":", linewidth=1)
+        ax.annotate("N = M/d", (sram / d, t["standard (counted)"].max()), xytext=(-4, 0),
+                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555")
+    ax.set_xlabel("sequence length N (tokens)")
+    ax.set_ylabel("HBM traffic per head (bytes)")
+    ax.set_title(f"d = {d}, SRAM = {sram * bytes_per_element / 1024:g} KiB")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_peak_memory(measured, d=64, block_q=128, block_k=128, bytes_per_element=8, ax=None):
+    """Peak extra memory vs N: measured points (a DataFrame with columns N, naive, flash in bytes, e.g. from
+    :func:`chipchain.attention.peak_extra_memory`) and the models :func:`~chipchain.attention.naive_extra_memory`
+    and :func:`~chipchain.attention.flash_extra_memory` (lines).
+    Returns the matplotlib Axes."""
+    ax = plotting.axes(ax)
+    ns = list(measured["N"])
+    ax.loglog(ns, measured["naive"], "o", color=plotting.color(0), label="standard, measured")
+    ax.loglog(ns, [attention.naive_extra_memory(n, d, bytes_per_element=bytes_per_element) for n in ns], "-",
+              color=plotting.color(0), label="standard, model 2N² + Nd")
+    ax.loglog(ns, measured["flash"], "s", color=plotting.color(1), label="flash, measured")
+    ax.loglog(ns, [attention.flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element)
+                   for n in ns], "-", color=plotting.color(1), label="flash, model Nd + tiles")
+    ax.set_xlabel("sequence length N (tokens)")
+    ax.set_ylabel("peak extra memory (bytes)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+_EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+
+
+def _sram_choices() -> dict:
+    return {"48 KiB": 48 * 1024, "100 KB (Dao et al.'s 'around 100KB')": 100_000,
+            "192 KiB (A100 SM)": attention_io.sram_per_sm("A100"),
+            "228 KiB (H100 SM)": attention_io.sram_per_sm("H100")}
+
+
+def _sram_label(nbytes):
+    return f"{nbytes // 1024} KiB" if nbytes % 1024 == 0 else str(units.fmt_bytes(nbytes))
+
+
+def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
+    m = int(sram_bytes // bytes_per_element)
+    attention_io.block_sizes(d, m)                                         # raises for an SRAM too small for d
+    std = [attention_io.standard_hbm_accesses(x, d, m) * bytes_per_element for x in _EX_NS]
+    fl = [attention_io.flash_hbm_accesses(x, d, m) * bytes_per_element for x in _EX_NS]
+    th_s = [attention_io.theorem2_standard(x, d) * bytes_per_element for x in _EX_NS]
+    th_f = [attention_io.theorem2_flash(x, d, m) * bytes_per_element for x in _EX_NS]
+    i = _EX_NS.index(n)
+    br, bc = attention_io.block_sizes(d, m)
+    chart = plotting.svg_chart(
+        lines=[{"x": _EX_NS, "y": std, "label": "standard, counted"},
+               {"x": _EX_NS, "y": fl, "label": "FlashAttention, counted"},
+               {"x": _EX_NS, "y": th_s, "label": "N·d + N² (Theorem 2)", "dash": True, "color": plotting.color(0)},
+               {"x": _EX_NS, "y": th_f, "label": "N²d²/M (Theorem 2)", "dash": True, "color": plotting.color(1)}],
+        points=[{"x": n, "y": std[i], "color": plotting.color(0)}, {"x": n, "y": fl[i], "color": plotting.color(1)}],
+        xlog=True, ylog=True, xlabel="sequence length N", ylabel="HBM traffic per head (bytes, BF16)",
+        alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {_sram_label(sram_bytes)}: "
+            f"at N = {n}, standard attention moves {units.fmt_bytes(std[i])}, FlashAttention "
+            f"{units.fmt_bytes(fl[i])}")
+    regime = ("inside Theorem 2's range d ≤ M ≤ N·d" if d <= m <= n * d else
+              "outside Theorem 2's range: the SRAM holds all of K and V (M > N·d), so both read them about once")
+    scores = attention_io.score_matrix_bytes(n, 1, 1, bytes_per_element)
+    return (f"<p>N = {n:,}, d = {d}, SRAM M = {m:,} two-byte (BF16) elements ({regime}); "
+            f"tiles B_r = {br}, B_c = {bc}.<br>"
+            f"Standard attention moves <strong>{units.fmt_bytes(std[i])}</strong> per head, FlashAttention "
+            f"<strong>{units.fmt_bytes(fl[i])}</strong>: {std[i] / fl[i]:.1f}× less. "
+            f"Score matrix per head: {units.fmt_bytes(scores)} (standard) vs "
+            f"none kept (FlashAttention keeps one {br}×{bc} tile).</p>" + chart)
+
+
+@widgets.explorer
+def traffic_explorer():
+    """Explorable: counted HBM traffic of standard attention and FlashAttention against N, head dimension and
+    SRAM size (BF16 elements, one head), with Theorem 2's orders (Dao et al. 2022)."""
+    return widgets.explore(_traffic_view, [
+        widgets.Slider("n", "sequence length N", list(_EX_NS), value=2048, fmt=lambda x: f"{x:,}"),
+        widgets.Slider("d", "head dimension d", [32, 64, 128, 256], value=64),
+        widgets.Choice("sram_bytes", "SRAM per SM", _sram_choices(), value=attention_io.sram_per_sm("A100")),
+    ], title="HBM traffic of attention: standard vs FlashAttention")
+
+

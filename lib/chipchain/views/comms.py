@@ -1,0 +1,196 @@
+"""Views for chapter 3 (interconnect): the link table and chart, all-reduce and scaling figures, two explorers.
+
+Every number comes from :mod:`chipchain.comms` (the α–β collectives), :mod:`chipchain.links` and
+:mod:`chipchain.systems`; nothing here re-derives a formula.
+
+>>> float(link_table().loc["PCIe5-x16", "bidirectional_GBps"])
+128.0
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .. import comms, hardware, links, plotting, systems, units, widgets
+
+__all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "plot_scaling_efficiency",
+           "topologies", "allreduce_explorer", "scaling_explorer"]
+
+#: links the chapter's bar chart compares, fastest first
+CHART_LINKS = ("NVLink5", "NVLink4", "NVLink3", "PCIe5-x16", "PCIe4-x16", "IB-NDR", "IB-HDR", "RoCE-400G",
+               "Ethernet-100G", "Ethernet-10G", "Home-100Mbps")
+
+
+def link_table(names=None):
+    """The link catalog (or the links ``names``) as a pandas DataFrame indexed by name, in human units (GB/s, µs),
+    with each row's scope, verdict and provenance.
+
+    >>> link_table(["NVLink4", "IB-NDR"])["bandwidth_per_direction_GBps"].tolist()
+    [450.0, 50.0]
+    """
+    import pandas as pd
+
+    chosen = links.all_links() if names is None else [links.get(n) for n in names]
+    rows = [{"name": lk.name, "aliases": ";".join(lk.aliases), "kind": lk.kind, "line_rate": lk.line_rate,
+             "bandwidth_per_direction_GBps": round(lk.bandwidth_per_direction / 1e9, 6),
+             "bidirectional_GBps": round(lk.bidirectional_bandwidth / 1e9, 6),
+             "latency_us": round(lk.latency / 1e-6, 6), "scope": lk.scope, "verdict": lk.verdict,
+             "source": lk.source, "checked": lk.checked, "notes": lk.notes} for lk in chosen]
+    return pd.DataFrame(rows).set_index("name")
+
+
+def plot_links(names=CHART_LINKS, ax=None):
+    """Horizontal bars of per-direction bandwidth (log scale) for catalog links, bidirectional marked. Returns Axes."""
+    ax = plotting.axes(ax)
+    lks = [links.get(n) for n in names]
+    ys = range(len(lks))[::-1]
+    kinds = list(dict.fromkeys(lk.kind for lk in lks))
+    for y, lk in zip(ys, lks):
+        ax.barh(y, lk.bandwidth_per_direction / 1e9, color=plotting.color(kinds.index(lk.kind)))
+        ax.plot(lk.bidirectional_bandwidth / 1e9, y, "k|", ms=12)
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([lk.name for lk in lks])
+    ax.set_xscale("log")
+    ax.set_xlabel("GB/s per direction (bar); both directions summed (tick)")
+    return ax
+
+
+def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
+    """Log-log plot of all-reduce time against message size for ring, tree and hierarchical on ``n_gpus`` GPUs of
+    ``cluster`` (see :func:`chipchain.comms.cluster_allreduce_time`). Returns the Axes."""
+    ax = plotting.axes(ax)
+    if isinstance(cluster, systems.Cluster):
+        node, n = cluster.node, cluster.n_gpus
+    else:
+        node = systems.node(cluster)
+        n = node.gpus_per_node if n_gpus is None else n_gpus
+    sizes = np.logspace(3, 10.5, 60) if sizes is None else np.asarray(sizes, dtype=float)
+    for i, algo in enumerate(comms.ALGORITHMS):
+        ax.loglog(sizes, comms.cluster_allreduce_time(sizes, node, n, algo), label=algo, color=plotting.color(i),
+                  lw=2)
+    ax.set_xlabel("message size M (bytes per GPU)")
+    ax.set_ylabel("all-reduce time (s)")
+    ax.set_title(f"{n} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between")
+    ax.legend(frameon=False)
+    return ax
+
+
+def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, overlap=0.0,
+                     **step):
+    """Scaling efficiency (speedup / N) of data parallelism over a list of GPU counts, as a DataFrame.
+
+    Columns: ``compute s``, ``comm s``, ``comm / compute``, ``efficiency``
+    (:func:`chipchain.comms.dp_scaling_efficiency`) and ``speedup`` (relative to one GPU's ideal). Arguments as
+    :func:`chipchain.comms.dp_step_times`; ``overlap`` in [0, 1]; other keywords (``algorithm``, ``efficiency``,
+    ``grad_bytes_per_param``) go to it.
+
+    >>> dp_scaling_curve(7e9, [8, 4096], 4e6)["efficiency"].round(2).tolist()
+    [1.0, 0.44]
+    """
+    import pandas as pd
+
+    rows = []
+    for n in gpu_counts:
+        s = comms.dp_step_times(params, batch_tokens, cluster, n, peak_flops=peak_flops, mfu=mfu, **step)
+        e = s.efficiency(overlap)
+        rows.append({"gpus": int(n), "compute s": s.compute_seconds, "comm s": s.comm_seconds,
+                     "comm / compute": s.comm_seconds / s.compute_seconds, "efficiency": e, "speedup": e * n})
+    if not rows:
+        raise ValueError("gpu_counts must list at least one GPU count")
+    return pd.DataFrame(rows).set_index("gpus")
+
+
+def topologies() -> dict:
+    """The four node designs the chapter compares, by label: two DGX servers from :mod:`chipchain.systems` and two
+    8-card PCIe servers (one NIC per card) with RoCE or plain 100 GbE between them."""
+    pcie = systems.get("PCIe-server")
+    return {"DGX H100: NVLink 4 + InfiniBand NDR": systems.node("DGX-H100"),
+            "DGX A100: NVLink 3 + InfiniBand HDR": systems.node("DGX-A100"),
+            "PCIe Gen5 cards + RoCE 400G": replace(pcie, intra=links.get("PCIe5-x16"), inter=links.get("RoCE-400G")),
+            "PCIe Gen4 cards + 100 GbE (TCP)": replace(pcie, inter=links.get("Ethernet-100G"))}
+
+
+def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
+                            overlap=0.0, ax=None):
+    """Scaling efficiency against GPU count for several node designs (default: DGX H100, DGX A100, PCIe Gen4 cards
+    with 100 GbE). Returns the Axes."""
+    ax = plotting.axes(ax)
+    counts = gpu_counts or [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    if nodes is None:
+        designs = topologies()
+        nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
+    for i, node in enumerate(systems.node(x) for x in nodes):
+        df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, overlap)
+        ax.semilogx(df.index, df["efficiency"], marker="o", label=f"{node.intra.name} + {node.inter.name}",
+                    color=plotting.color(i))
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("scaling efficiency (speedup / GPUs)")
+    ax.set_ylim(0, 1.05)
+    ax.legend(frameon=False)
+    return ax
+
+
+@widgets.explorer
+def allreduce_explorer():
+    """Topology, message size, GPUs and compute per step → all-reduce time by algorithm and its share of a step."""
+    sizes = [1e6, 1e8, 1e9, 14e9, 140e9]
+    curve = np.array([10 ** (3 + 0.25 * i) for i in range(35)])
+
+    def render(topology, nbytes, n_gpus, compute):
+        lines, rows = [], []
+        for i, algo in enumerate(comms.ALGORITHMS):
+            lines.append({"x": curve.tolist(), "label": algo, "color": plotting.color(i),
+                          "y": comms.cluster_allreduce_time(curve, topology, n_gpus, algo).tolist()})
+            rows.append((algo, comms.cluster_allreduce_time(nbytes, topology, n_gpus, algo)))
+        best = min(rows, key=lambda r: r[1])
+        svg = plotting.svg_chart(lines=lines, vlines=[{"x": nbytes, "label": units.fmt_bytes(nbytes)}],
+                                 xlog=True, ylog=True, xlabel="message size (bytes per GPU)",
+                                 ylabel="all-reduce time (s)",
+                                 alt=f"all-reduce time against message size on {n_gpus} GPUs: ring, tree, "
+                                     f"hierarchical; {best[0]} is fastest at {units.fmt_bytes(nbytes)}")
+        items = "".join(
+            f"<li><b>{a}</b>: {units.fmt_duration(t)} — {units.fmt_percent(t / (compute + t))} of a step with "
+            f"{units.fmt_duration(compute)} of compute</li>" for a, t in rows)
+        verdict = ("communication above ~20 % of compute: time for bigger local batches, gradient accumulation, "
+                   "a faster fabric or another split" if best[1] > 0.2 * compute else
+                   "communication below ~20 % of compute: fine for data parallelism")
+        return svg + f"<ul>{items}</ul><p>Fastest: <b>{best[0]}</b>; {verdict}.</p>"
+
+    return widgets.explore(render, [
+        widgets.Choice("topology", "Topology", topologies()),
+        widgets.Slider("nbytes", "Message (bytes per GPU)", sizes, value=14e9, fmt=lambda v: str(units.fmt_bytes(v))),
+        widgets.Slider("n_gpus", "GPUs", [8, 64, 1024], value=64),
+        widgets.Choice("compute", "Compute per step", {"0.25 s": 0.25, "1 s": 1.0}, value=1.0),
+    ], title="All-reduce: ring vs tree vs hierarchical")
+
+
+@widgets.explorer
+def scaling_explorer():
+    """GPUs → scaling efficiency of data parallelism with a fixed global batch (H100 peak, 40 % MFU)."""
+    peak = hardware.get("H100-SXM").peak_flops("bf16")
+    counts = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+
+    def render(topology, params, batch, overlap):
+        df = dp_scaling_curve(params, counts, batch, topology, peak, 0.4, overlap)
+        eff = df["efficiency"]
+        svg = plotting.svg_chart(
+            lines=[{"x": counts, "y": list(eff), "label": "efficiency"}],
+            points=[{"x": n, "y": e} for n, e in eff.items()],
+            hlines=[{"y": 0.5, "label": "0.5"}], xlog=True, ylim=(0, 1.05), xlabel="GPUs",
+            ylabel="speedup / GPUs",
+            alt=f"scaling efficiency from {eff.iloc[0]:.2f} at 8 GPUs to {eff.iloc[-1]:.2f} at 4096 GPUs")
+        half = [n for n, e in eff.items() if e < 0.5]
+        tail = (f"Efficiency drops below 0.5 at {half[0]:,} GPUs." if half else
+                "Efficiency stays above 0.5 up to 4,096 GPUs.")
+        shown = df[["compute s", "comm s", "efficiency"]].loc[[8, 64, 512, 4096]]
+        return (svg + f"<p>{units.fmt_number(params / 1e9)}B parameters, {units.fmt_number(batch / 1e6)}M tokens per "
+                f"step, gradients in BF16, {units.fmt_percent(overlap)} of communication overlapped. {tail}</p>"
+                + widgets.table(shown, caption="step times (s) and efficiency"))
+
+    return widgets.explore(render, [
+        widgets.Choice("topology", "Topology", topologies()),
+        widgets.Choice("params", "Model", {"1.3B": 1.3e9, "7B": 7e9, "70B": 70e9}, value=7e9),
+        widgets.Choice("batch", "Global batch", {"1M tokens": 1e6, "4M tokens": 4e6, "16M tokens": 16e6}, value=4e6),
+        widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: f"{v:.0%}"),
+    ], title="Data parallelism: GPUs → scaling efficiency")

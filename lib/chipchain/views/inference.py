@@ -1,0 +1,268 @@
+"""Views for chapter 12 (inference and the future): serving tables, the serving explorer, edge devices, Moore's law.
+
+Every number comes from :mod:`chipchain.inference` (per-token equations), :mod:`chipchain.serving` (a step on an
+accelerator), :mod:`chipchain.devices` and :mod:`chipchain.moore`; this module only arranges them.
+"""
+from __future__ import annotations
+
+from .. import _check, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
+
+__all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
+           "process_node_table", "decode_roofline_points", "plot_moore_projection", "serving_explorer"]
+
+
+def model_table(names=None):
+    """The models (all of ``data/models.csv`` unless ``names`` are given) as a pandas DataFrame: parameters in
+    billions, attention shape, and the KV bytes per token in BF16 (:func:`chipchain.inference.model_kv_bytes_per_token`).
+
+    >>> model_table().loc["Llama-3.1-405B", "kv_KB_per_token_bf16"]
+    np.float64(516.096)
+    """
+    import pandas as pd
+
+    rows = []
+    for m in map(models.get, models.names() if names is None else names):
+        rows.append({"model": m.name, "params_B": m.params / 1e9, "active_B": m.active_params / 1e9,
+                     "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "kv_heads": m.kv_heads,
+                     "head_dim": m.head_dim, "attention": m.attention.upper(),
+                     "kv_KB_per_token_bf16": inference.model_kv_bytes_per_token(m, "bf16") / 1e3,
+                     "checked": m.checked, "source": m.source})
+    return pd.DataFrame(rows).set_index("model")
+
+
+def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weight_dtype="bf16",
+                kv_dtype="bf16", n_gpus=1):
+    """Decode at several batch sizes as a pandas DataFrame: intensity, bound, tokens/s (all sequences and per
+    sequence), share of peak FLOP/s, and whether weights + KV cache fit in the GPUs' memory.
+
+    >>> batch_table("H100", "Llama-3-8B", 1024, (1, 64)).loc[64, "bound"]
+    'memory-bound'
+    """
+    import pandas as pd
+
+    rows = []
+    for b in batches:
+        d = serving.decode(accelerator, model, context, b, weight_dtype, kv_dtype, n_gpus)
+        rows.append({"batch": d.batch, "FLOP/byte": round(d.intensity, 1), "bound": d.bound,
+                     "tokens/s (all)": round(d.tokens_per_second), "tokens/s (each)": round(
+                         d.per_sequence_tokens_per_second, 1), "share of peak": f"{d.utilisation:.1%}",
+                     "fits": "yes" if d.fits else "no"})
+    return pd.DataFrame(rows).set_index("batch")
+
+
+def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=0.9):
+    """One model served on each accelerator at the largest batch its memory holds
+    (:func:`chipchain.inference.max_batch`): memory, bandwidth, batch, and the decode tokens/s bounds.
+
+    >>> int(serving_table(["H100", "B200"], "Llama-3-70B", 4096, "fp8").loc["B200", "max batch"])
+    68
+    """
+    import pandas as pd
+
+    rows = []
+    for a in accelerators:
+        acc = hardware.get(a)
+        b = inference.max_batch(acc.require("memory_bytes"), model, context, weight_dtype, kv_dtype, usable_fraction)
+        row = {"accelerator": acc.name, "memory GB": acc.memory_bytes / 1e9,
+               "bandwidth TB/s": acc.require("memory_bandwidth") / units.TB, "max batch": b}
+        if b:
+            d = serving.decode(acc, model, context, b, weight_dtype, kv_dtype)
+            row.update({"tokens/s (all)": round(d.tokens_per_second), "tokens/s (each)": round(
+                d.per_sequence_tokens_per_second), "bound": d.bound})
+        else:
+            row.update({"tokens/s (all)": 0, "tokens/s (each)": 0, "bound": "weights do not fit"})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("accelerator")
+
+
+def quantization_table(accelerator, model, context, batch=1, dtypes=("bf16", "fp8", "int8", "int4"),
+                       kv_dtype="bf16"):
+    """Weights stored at each precision: their size, the compute precision used, and the decode tokens/s bound
+    relative to BF16 (KV cache kept at ``kv_dtype``). A pandas DataFrame.
+
+    >>> quantization_table("A100", "Llama-2-7B", 1024).loc["int4", "compute"]
+    'bf16'
+    """
+    import pandas as pd
+
+    base = serving.decode(accelerator, model, context, batch, "bf16", kv_dtype).tokens_per_second
+    rows = []
+    for d in dtypes:
+        e = serving.decode(accelerator, model, context, batch, d, kv_dtype)
+        rows.append({"weights": d, "GB": round(inference.weight_bytes(model, d) / 1e9, 2), "compute": e.dtype,
+                     "tokens/s": round(e.tokens_per_second), "speed-up vs BF16": round(e.tokens_per_second / base, 2),
+                     "bound": e.bound})
+    return pd.DataFrame(rows).set_index("weights")
+
+
+def device_table(asics=("Groq-LPU", "Cerebras-WSE-3")):
+    """Serving devices as a pandas DataFrame in human units (GB, GB/s, W; a missing power figure is left empty):
+    the edge devices of :mod:`chipchain.devices`, then the inference ASICs ``asics`` from the accelerator catalog
+    (:mod:`chipchain.hardware`, where their specs live).
+
+    >>> device_table().loc["Groq-LPU", "memory_GB"]
+    np.float64(0.23)
+    """
+    import pandas as pd
+
+    parts = [(d, d.kind, d.power) for d in devices.all_devices()]
+    parts += [(a, "inference-asic", a.tdp) for a in map(hardware.get, asics)]
+    rows = [{"device": d.name, "kind": kind, "memory_GB": d.memory_bytes / units.GB,
+             "bandwidth_GBps": d.memory_bandwidth / units.GBPS, "power_W": power if power else None,
+             "checked": d.checked, "source": d.source} for d, kind, power in parts]
+    return pd.DataFrame(rows).set_index("device")
+
+
+def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-2-13B", "Llama-2-70B"),
+                   dtypes=("bf16", "int8", "int4"), context=4096, usable_fraction=0.75):
+    """Which models fit on an edge device: :func:`chipchain.inference.memory_needed` for one ``context``-token
+    conversation (16-bit cache) against ``usable_fraction`` of each memory size (by default, each memory size of
+    an edge device in :mod:`chipchain.devices`). A pandas DataFrame of GB needed with a ✓ / ✗ per memory size.
+
+    >>> t = edge_fit_table()
+    >>> t.loc[("Llama-3-8B", "int4"), "8 GB"], t.loc[("Llama-3-8B", "bf16"), "16 GB"]
+    ('✓', '✗')
+    """
+    import pandas as pd
+
+    if memory_bytes is None:
+        memory_bytes = sorted({d.memory_bytes for d in devices.all_devices() if d.kind == "edge"})
+    mems = [_check.positive("memory_bytes", m) for m in memory_bytes]
+    f = _check.fraction("usable_fraction", usable_fraction)
+    rows = []
+    for m in map(models.get, names):
+        for d in dtypes:
+            need = inference.memory_needed(m, context, 1, d, "bf16")
+            row = {"model": m.name, "weights": d, "GB needed": round(need / 1e9, 1)}
+            for mem in mems:
+                row[f"{mem / 1e9:g} GB"] = "✓" if need <= f * mem else "✗"
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["model", "weights"])
+
+
+def process_node_table():
+    """TSMC's leading-edge nodes (:mod:`chipchain.moore`) with the year each entered volume production and the
+    gap since the previous node, as a pandas DataFrame.
+
+    >>> process_node_table()["gap_years"].round(1).tolist()[1:]
+    [2.0, 2.6, 2.9]
+    """
+    import pandas as pd
+
+    nodes = moore.all_nodes()
+    gaps = [float("nan"), *moore.node_intervals().values()]
+    rows = [{"node": n.name, "foundry": n.foundry, "volume_year": n.volume_year, "checked": n.checked,
+             "source": n.source, "notes": n.notes, "gap_years": g} for n, g in zip(nodes, gaps)]
+    return pd.DataFrame(rows).set_index("node")
+
+
+def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512), weight_dtype="bf16",
+                           kv_dtype="bf16") -> dict:
+    """Labels → decode intensity (FLOP/byte) for several batch sizes, plus prefill of ``context`` tokens: the
+    ``operators`` argument of :func:`chipchain.views.chip.plot_roofline`. ``accelerator`` is accepted for symmetry
+    with the other tables (the intensities do not depend on it).
+
+    >>> {k: round(v) for k, v in decode_roofline_points("H100", "Llama-3-8B", 2048, (1, 64)).items()}
+    {'decode, batch 1': 1, 'decode, batch 64': 33, 'prefill 2048 tokens': 2082}
+    """
+    hardware.get(accelerator)
+    points = {f"decode, batch {b}": inference.decode_intensity(model, context, b, weight_dtype, kv_dtype)
+              for b in batches}
+    points[f"prefill {context} tokens"] = inference.prefill_intensity(model, context, 1, weight_dtype, kv_dtype)
+    return points
+
+
+def plot_moore_projection(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year_range=(2005.0, 2035.0), ax=None):
+    """Relative transistor budget per chip (``base_year`` = 1) under several doubling times
+    (:func:`chipchain.moore.doubling_projection`), with TSMC's node dates marked. A projection with a stated
+    assumption (growth follows the 2-year doubling up to ``base_year`` and each line's doubling time after it),
+    not a fit to data. Returns the matplotlib Axes.
+    """
+    import numpy as np
+
+    lo = _check.number("year_range[0]", year_range[0], allow_negative=True)
+    hi = _check.number("year_range[1]", year_range[1], allow_negative=True)
+    if lo >= hi:
+        raise ValueError(f"year_range must be increasing, got {year_range!r}")
+    t0 = _check.number("base_year", base_year, allow_negative=True)
+    ax = plotting.axes(ax)
+    t = np.linspace(lo, hi, 200)
+    before, after = t[t <= t0], t[t >= t0]
+    ax.semilogy(before, moore.doubling_projection(before, 2.0, t0), color="black", lw=2,
+                label="2-year doubling until the base year (assumed)")
+    for i, T in enumerate(doubling_times):
+        T = _check.positive("doubling_times", T)
+        ax.semilogy(after, moore.doubling_projection(after, T, t0), color=plotting.color(i), lw=2,
+                    ls="-" if T == 2.0 else "--", label=f"doubling every {T:g} years after {t0:g}")
+    for node in moore.all_nodes():
+        ax.axvline(node.volume_year, color="#777", ls=":", lw=1)
+        ax.annotate(f"TSMC {node.name}", (node.volume_year, 0.05), rotation=90, fontsize=8, color="#555",
+                    xytext=(2, 0), textcoords="offset points", va="bottom")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("year")
+    ax.set_ylabel(f"transistors per chip, relative to {t0:g} (log)")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+# --- the explorable -------------------------------------------------------------------------------------------------
+
+_EXPLORER_MODELS = {"Llama 3 8B": "Llama-3-8B", "Llama 2 70B": "Llama-2-70B", "DeepSeek-V3 (MoE, MLA)": "DeepSeek-V3"}
+_EXPLORER_ACCS = {"A100 80GB": "A100-SXM-80GB", "H100 SXM": "H100-SXM", "B200 (estimate)": "B200"}
+_CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def serving_view(model, batch, context, precision, accelerator) -> str:
+    """One view of :func:`serving_explorer`: the roofline with decode and prefill placed on it, decode throughput
+    against batch, and a table of the bounds (an HTML string)."""
+    m, acc = models.get(model), hardware.get(accelerator)
+    kv_dtype = "bf16" if precision == "bf16" else "fp8"
+    n = serving.gpus_to_hold(acc, m, context, batch, precision, kv_dtype)
+    d = serving.decode(acc, m, context, batch, precision, kv_dtype, n)
+    p = serving.prefill(acc, m, context, 1, precision, kv_dtype, n)
+    peak, bw = acc.peak_flops(d.dtype), acc.require("memory_bandwidth")
+    xs = [10 ** (k / 4) for k in range(-4, 17)]
+    roof = [roofline.attainable(x, peak, bw) / units.TFLOPS for x in xs]
+    curve = [{"x": xs, "y": roof, "label": f"{acc.name} roof ({d.dtype.upper()})"}]
+    pts = [{"x": d.intensity, "y": d.utilisation * peak / units.TFLOPS, "label": f"decode ×{batch}", "color": "#D55E00"},
+           {"x": p.intensity, "y": p.utilisation * peak / units.TFLOPS, "label": "prefill", "color": "#0072B2"}]
+    chart = plotting.svg_chart(
+        lines=curve, points=pts, vlines=[{"x": d.ridge, "label": f"ridge {d.ridge:.0f}"}], xlog=True, ylog=True,
+        xlim=(0.1, 1e4), ylim=(peak / units.TFLOPS / 2e3, peak / units.TFLOPS * 2), xlabel="arithmetic intensity (FLOP/byte)",
+        ylabel="attainable TFLOP/s per GPU", height=260,
+        alt=f"Roofline of the {acc.name}: decode at batch {batch} sits at {d.intensity:.1f} FLOP/byte "
+            f"({d.bound}); prefill of {context} tokens at {p.intensity:.0f} FLOP/byte ({p.bound}).")
+    fit = [e for e in (serving.decode(acc, m, context, b, precision, kv_dtype, n) for b in _CURVE_BATCHES) if e.fits]
+    tps = [e.tokens_per_second for e in fit]
+    batch_chart = plotting.svg_chart(
+        lines=[{"x": [e.batch for e in fit], "y": tps, "label": f"decode tokens/s on {n} GPU(s), batches that fit"}],
+        points=[{"x": batch, "y": d.tokens_per_second, "label": f"batch {batch}", "color": "#D55E00"}],
+        xlog=True, ylog=True, xlim=(1, 1024), ylim=(min(tps) / 2, max(tps) * 2),
+        xlabel="batch (sequences decoded together)", ylabel="tokens/s, all sequences",
+        height=220, alt=f"Aggregate decode throughput rises with batch from {tps[0]:,.0f} to {tps[-1]:,.0f} tokens/s; "
+                        f"at batch {batch} it is {d.tokens_per_second:,.0f}.")
+    rows = [("GPUs needed to hold weights + KV cache", f"{n} × {acc.name}"),
+            ("weights / KV cache", f"{units.fmt_bytes(inference.weight_bytes(m, precision))} / "
+                                   f"{units.fmt_bytes(inference.kv_cache_bytes(m, context, batch, kv_dtype))}"),
+            ("decode: intensity vs ridge", f"{d.intensity:,.1f} vs {d.ridge:,.0f} FLOP/byte → {d.bound}"),
+            ("decode: tokens/s per sequence (upper bound)", f"{d.per_sequence_tokens_per_second:,.0f}"),
+            ("decode: tokens/s, all sequences", f"{d.tokens_per_second:,.0f}"),
+            ("decode: share of peak FLOP/s", str(units.fmt_percent(d.utilisation))),
+            (f"prefill of {context:,} tokens: time, bound", f"{units.fmt_duration(p.seconds)}, {p.bound}")]
+    table = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
+    return (f'<table class="cc-table" aria-label="serving estimate"><caption>{m.name}, {precision.upper()} weights, '
+            f'{kv_dtype.upper()} KV cache — roofline bounds</caption>{table}</table>{chart}{batch_chart}')
+
+
+@widgets.explorer
+def serving_explorer():
+    """Prefill and decode on the roofline: model × batch × context × precision × accelerator → the tokens/s bound,
+    which roof binds, and how many GPUs the weights and KV cache need (3 × 4 × 2 × 3 × 3 = 216 views)."""
+    return widgets.explore(serving_view, [
+        widgets.Choice("model", "Model", _EXPLORER_MODELS, value="Llama-3-8B"),
+        widgets.Slider("batch", "Batch", [1, 16, 128, 1024], value=1),
+        widgets.Slider("context", "Context (tokens)", [2048, 32768], value=2048, fmt=lambda v: f"{v:,}"),
+        widgets.Choice("precision", "Weights", {"BF16": "bf16", "FP8": "fp8", "INT4 (weight-only)": "int4"},
+                       value="bf16"),
+        widgets.Choice("accelerator", "Accelerator", _EXPLORER_ACCS, value="H100-SXM"),
+    ], title="Serving on the roofline: which roof binds?")

@@ -1,0 +1,223 @@
+"""Views for chapter 2 (the chip landscape): the factions table, the headline-vs-matched table, the generation
+table and figure, the evaluation and score tables, and the two explorers. Every number comes from
+:mod:`chipchain.landscape` and :mod:`chipchain.hardware`; nothing here re-derives a formula.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _data, hardware, landscape, plotting, units, widgets
+
+__all__ = ["factions", "headline_table", "generation_table", "plot_generation_growth", "evaluation_table",
+           "score_table", "compare_view", "compare_explorer", "scoring_explorer", "COMPARE_NVIDIA",
+           "COMPARE_RIVALS"]
+
+#: the parts the comparison explorer offers on each side (catalog names)
+COMPARE_NVIDIA = ("A100-SXM-80GB", "H100-SXM", "B200")
+COMPARE_RIVALS = ("MI300X", "TPU-v5p", "Ascend-910B", "RTX-4090", "H20")
+
+
+def factions():
+    """The chip factions as a DataFrame: what each bets on and its weakness, with catalog figures of its members.
+
+    Columns: ``examples``, ``bet``, ``weakness``, ``members`` (catalog names), ``best dense 16-bit TFLOPS`` and
+    ``largest memory GB`` among the members (blank where the catalog has no figure), ``source``, ``checked``.
+    Source: seed 000 §2 (the faction table, ``data/factions.csv``), figures from ``data/accelerators.csv``.
+
+    >>> df = factions()
+    >>> float(df.loc["Second source", "largest memory GB"])
+    192.0
+    """
+    import pandas as pd
+
+    rows = []
+    for r in _data.rows("factions.csv"):
+        members = [hardware.get(n) for n in r["catalog"].split(";") if n]
+        peaks = [a.peaks.get("bf16") or a.peaks.get("fp16") for a in members]
+        peaks = [p for p in peaks if p]
+        mems = [a.memory_bytes for a in members if a.memory_bytes]
+        rows.append({"faction": r["faction"], "examples": r["examples"], "bet": r["bet"], "weakness": r["weakness"],
+                     "members": ", ".join(a.name for a in members),
+                     "best dense 16-bit TFLOPS": max(peaks) / units.TERA if peaks else math.nan,
+                     "largest memory GB": max(mems) / units.GB if mems else math.nan,
+                     "source": r["source"], "checked": r["checked"]})
+    return pd.DataFrame(rows).set_index("faction")
+
+
+def headline_table(accelerators=("A100-SXM-80GB", "H100-SXM", "B200", "MI300X", "TPU-v5p", "Ascend-910B",
+                                 "Gaudi-3", "Trainium2"), dtype="bf16"):
+    """Each part's headline figure (:func:`~chipchain.landscape.headline_peak`) beside its dense ``dtype`` peak and
+    the ratio of the two, as a DataFrame indexed by the names given.
+
+    >>> headline_table(("H100",)).loc["H100", "headline"]
+    '3,958 (sparse FP8)'
+    """
+    import pandas as pd
+
+    rows = []
+    for a in accelerators:
+        head = landscape.headline_peak(a)
+        matched = landscape.matched_peak(a, dtype)
+        rows.append({"chip": a if isinstance(a, str) else a.name,
+                     "headline": f"{head.peak_flops / units.TERA:,.0f} ({'sparse' if head.sparse else 'dense'} "
+                                 f"{head.dtype.upper()})",
+                     f"dense {dtype.upper()}": matched / units.TERA, "inflation": head.peak_flops / matched})
+    return pd.DataFrame(rows).set_index("chip")
+
+
+def generation_table(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
+    """Compute, memory capacity and bandwidth of successive parts, and each as a multiple of the first part.
+
+    Args: ``names`` catalog names in order; ``dtype`` for the (dense) peak. Returns a DataFrame indexed by name with
+    ``year``, ``TFLOPS``, ``memory GB``, ``bandwidth TB/s``, ``bytes per FLOP`` (bandwidth / peak) and the three
+    ``x first`` growth columns. Source: catalog rows (B200 per-GPU figures are estimates from the DGX B200 total).
+
+    >>> t = generation_table(("H100", "B200"))
+    >>> t.loc["B200", ["memory x first", "bandwidth x first"]].round(2).tolist()
+    [2.25, 2.39]
+    """
+    import pandas as pd
+
+    accs = [hardware.get(n) for n in names]
+    if len(accs) < 2:
+        raise ValueError(f"names must list at least two parts, got {names!r}")
+    rows = []
+    for a in accs:
+        rows.append({"name": a.name, "year": a.year, "TFLOPS": a.peak_flops(dtype) / units.TERA,
+                     "memory GB": a.require("memory_bytes") / units.GB,
+                     "bandwidth TB/s": a.require("memory_bandwidth") / units.TB,
+                     "bytes per FLOP": a.memory_bandwidth / a.peak_flops(dtype)})
+    df = pd.DataFrame(rows).set_index("name")
+    for col, new in (("TFLOPS", "compute x first"), ("memory GB", "memory x first"),
+                     ("bandwidth TB/s", "bandwidth x first")):
+        df[new] = df[col] / df[col].iloc[0]
+    return df
+
+
+def plot_generation_growth(names=landscape.NVIDIA_GENERATIONS, dtype="bf16", ax=None):
+    """Bar chart of compute, memory capacity and bandwidth of successive parts, each relative to the first part.
+
+    Returns the matplotlib Axes. Source: :func:`generation_table`.
+    """
+    df = generation_table(names, dtype)
+    ax = plotting.axes(ax)
+    cols = [("compute x first", f"dense {dtype.upper()} peak"), ("memory x first", "memory capacity"),
+            ("bandwidth x first", "memory bandwidth")]
+    width = 0.8 / len(cols)
+    for i, (col, label) in enumerate(cols):
+        xs = [j + (i - 1) * width for j in range(len(df))]
+        ax.bar(xs, df[col], width=width, label=label, color=plotting.color(i))
+    ax.set_xticks(range(len(df)))
+    ax.set_xticklabels([f"{n}\n({y})" for n, y in zip(df.index, df["year"])])
+    ax.set_ylabel(f"multiple of {df.index[0]}")
+    ax.axhline(1.0, color="#555", lw=0.8)
+    ax.legend(frameon=False)
+    return ax
+
+
+def evaluation_table(accelerators=landscape.DEFAULT_ACCELERATORS, dtype="bf16"):
+    """:func:`~chipchain.landscape.chip_figures` as a DataFrame indexed by name (SI units; NaN shown where a part has
+    no figure), with the ``software stack`` column.
+
+    >>> float(evaluation_table(("H100", "TPU-v5p")).loc["TPU-v5p", "interconnect"]) / 1e9
+    600.0
+    """
+    import pandas as pd
+
+    rows = [{"name": f.name, **{d: f.get(d) for d in landscape.DIMENSIONS}, "software stack": f.software_stack}
+            for f in landscape.chip_figures(accelerators, dtype)]
+    df = pd.DataFrame(rows).set_index("name")
+    for c in landscape.DIMENSIONS:
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    return df
+
+
+def score_table(weights, accelerators=landscape.DEFAULT_ACCELERATORS, dtype="bf16"):
+    """:func:`~chipchain.landscape.score_chips` as a DataFrame, best first: ``score``, ``coverage`` and each scaled
+    dimension (best candidate = 1; NaN where a part has no figure).
+
+    >>> score_table({"compute": 1}).index[0]
+    'B200'
+    """
+    import pandas as pd
+
+    scores = landscape.score_chips(weights, accelerators, dtype)
+    rows = [{**{d: math.nan if s.scaled[d] is None else s.scaled[d] for d in landscape.DIMENSIONS},
+             "score": math.nan if s.score is None else s.score, "coverage": s.coverage} for s in scores]
+    return pd.DataFrame(rows, index=pd.Index([s.name for s in scores], name="name"))
+
+
+def _tops(dtype):
+    return "TOPS" if dtype == "int8" else "TFLOPS"
+
+
+def compare_view(chip_a, chip_b, dtype, sparse) -> str:
+    """HTML for one view of :func:`compare_explorer`: headline and matched peaks of two parts, and their ratio."""
+    if chip_a == chip_b:
+        raise ValueError("pick two different chips to compare")
+    a, b = hardware.get(chip_a), hardware.get(chip_b)
+    pa, pb = landscape.matched_peak(a, dtype, sparse), landscape.matched_peak(b, dtype, sparse)
+    ha, hb = landscape.headline_peak(a), landscape.headline_peak(b)
+    conv = f"{'sparse' if sparse else 'dense'} {dtype.upper()}"
+    bars = [(f"{a.name} headline ({'sparse ' if ha.sparse else 'dense '}{ha.dtype.upper()})", ha.peak_flops),
+            (f"{a.name} matched ({conv})", pa),
+            (f"{b.name} headline ({'sparse ' if hb.sparse else 'dense '}{hb.dtype.upper()})", hb.peak_flops),
+            (f"{b.name} matched ({conv})", pb)]
+    bars = [(label, v / units.TERA) for label, v in bars]
+    pts = [{"x": i + 1, "y": v, "label": f"{v:,.0f}", "color": plotting.color(i // 2)}
+           for i, (_, v) in enumerate(bars)]
+    lines = [{"x": [i + 1, i + 1], "y": [0, v], "color": plotting.color(i // 2)} for i, (_, v) in enumerate(bars)]
+    svg = plotting.svg_chart(lines=lines, points=pts, xlim=(0.5, 4.5), ylabel="TFLOPS (TOPS for INT8)",
+                             xlabel="1, 2: " + a.name + "   3, 4: " + b.name + " (headline, then matched)",
+                             alt=f"{a.name} and {b.name}: headline and {conv} peaks")
+    ratio = landscape.compare_peaks(a, b, dtype, sparse)
+    naive = ha.peak_flops / hb.peak_flops
+    units_of = [_tops(ha.dtype), _tops(dtype), _tops(hb.dtype), _tops(dtype)]
+    rows = "".join(f"<li>{label}: {v:,.1f} {u}</li>" for (label, v), u in zip(bars, units_of))
+    verdict = (f"<p>Matched at {conv}: {a.name} / {b.name} = <b>{ratio:.2f}×</b>. Comparing the headlines "
+               f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}.</p>")
+    est = [x.name for x in (a, b) if x.is_estimate]
+    caveat = (f"<p>{' and '.join(est)}: catalog figures are unverified estimates.</p>" if est else "")
+    return (svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_bytes(a.memory_bytes)} vs "
+            f"{units.fmt_bytes(b.memory_bytes)}.</p>" + caveat)
+
+
+@widgets.explorer
+def compare_explorer():
+    """Two chips, one precision and sparsity: the headline figures side by side with the matched ones."""
+    return widgets.explore(compare_view, [
+        widgets.Choice("chip_a", "NVIDIA chip", {n: n for n in COMPARE_NVIDIA}, value="H100-SXM"),
+        widgets.Choice("chip_b", "Compared with", {n: n for n in COMPARE_RIVALS}, value="TPU-v5p"),
+        widgets.Choice("dtype", "Precision", {"BF16": "bf16", "FP8": "fp8", "INT8": "int8"}, value="bf16"),
+        widgets.Toggle("sparse", "2:4 sparsity", value=False, labels=["dense", "sparse"]),
+    ], title="Precision-matched comparison of two chips")
+
+
+def _scoring_view(compute, memory, interconnect, software, efficiency):
+    w = {"compute": compute, "memory": memory, "interconnect": interconnect, "software": software,
+         "efficiency": 1 if efficiency else 0}
+    df = score_table(w)
+    shown = df[["score", "coverage"] + [d for d in landscape.DIMENSIONS if d != "mfu"]].copy()
+    bars = [{"x": [i + 1, i + 1], "y": [0, s], "color": plotting.color(i % 8)}
+            for i, s in enumerate(df["score"].fillna(0))]
+    pts = [{"x": i + 1, "y": s, "label": n, "color": plotting.color(i % 8)}
+           for i, (n, s) in enumerate(df["score"].fillna(0).items())]
+    svg = plotting.svg_chart(lines=bars, points=pts, xlim=(0.5, len(df) + 0.5), ylim=(0, 1.15),
+                             ylabel="weighted score (best = 1 per dimension)", xlabel="rank",
+                             alt="chips ranked by weighted score: " + ", ".join(df.index))
+    note = ("<p>Scores rest only on the dimensions with a figure: coverage below 1 means a missing figure "
+            "(power for TPU v5p and Trainium2) was left out. The software score is a judgment.</p>")
+    return svg + widgets.table(shown.round(2), caption="scaled figures (best candidate = 1)") + note
+
+
+@widgets.explorer
+def scoring_explorer():
+    """Seed 004's chip-evaluation framework with the reader's weights."""
+    levels = [0, 1, 2]
+    return widgets.explore(_scoring_view, [
+        widgets.Slider("compute", "Peak compute", levels, value=1),
+        widgets.Slider("memory", "Memory", levels, value=1),
+        widgets.Slider("interconnect", "Interconnect", levels, value=1),
+        widgets.Slider("software", "Software stack", levels, value=1),
+        widgets.Toggle("efficiency", "Power efficiency", value=False, labels=["ignore", "count"]),
+    ], title="Score the chips with your own weights")

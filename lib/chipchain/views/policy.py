@@ -1,0 +1,204 @@
+"""Views for chapter 10 (export controls): the placements table, the timeline, the superpods table, the rule plane
+figure and the design-a-chip explorer.
+
+Every number comes from :mod:`chipchain.policy`; the shaded regions and threshold lines are read from the rules'
+data (``data/export_rules.json``), not written here.
+"""
+from __future__ import annotations
+
+import html
+
+from .. import _data, plotting, policy, units, widgets
+
+__all__ = ["placements", "timeline", "superpods", "plot_rule_plane", "design_a_chip_explorer"]
+
+_CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "not controlled (note)": 3}
+
+
+def _colour(category):
+    return plotting.color(_CAT_COLOURS[category]) if category in _CAT_COLOURS else "#777777"
+
+
+def placements(rule_ids=None):
+    """Every catalog part with its TPP, the precision that gives it (``at``), performance density, bidirectional
+    I/O in GB/s, and its category and reason under each rule, as a pandas DataFrame indexed by name.
+
+    >>> df = placements()
+    >>> [str(v) for v in df.loc["H20", ["tpp", "2022-10", "2023-10"]]]
+    ['2368.0', 'not controlled', 'not controlled']
+    """
+    import pandas as pd
+
+    rows = []
+    for p in policy.placements(rule_ids):
+        acc = p.accelerator
+        row = {"name": acc.name, "vendor": acc.vendor, "market": acc.market, "checked": acc.checked, "tpp": p.tpp,
+               "at": p.dtype, "pd": p.pd, "io_GBps": None if p.io_bandwidth is None else p.io_bandwidth / units.GBPS}
+        for c in p.classifications:
+            row[c.rule] = c.category
+            row[f"{c.rule} reason"] = c.reason
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("name")
+
+
+def timeline():
+    """The policy timeline (``data/policy_timeline.csv``) as a pandas DataFrame, oldest first.
+
+    >>> timeline()["date"].tolist()[:2]
+    ['2022-10-07', '2023-10-17']
+    """
+    import pandas as pd
+
+    return pd.DataFrame(list(_data.rows("policy_timeline.csv"))).sort_values("date").reset_index(drop=True)
+
+
+def superpods():
+    """Rack-scale systems (:func:`chipchain.policy.superpods`) in the units their pages print: PFLOPS (16-bit),
+    TB, kW, with per-rack and per-accelerator figures, as a pandas DataFrame indexed by system.
+
+    >>> superpods()["pflops_16bit"].round(1).tolist()
+    [307.2, 288.7, 162.0]
+    """
+    import pandas as pd
+
+    rows = [{"system": s.system, "accelerators": s.n_gpus, "racks": s.racks,
+             "pflops_16bit": s.peak_flops / units.PFLOPS,
+             "pflops_per_rack": s.peak_flops_per_rack / units.PFLOPS,
+             "tflops_per_accelerator": s.gpu_peak_flops / units.TFLOPS, "memory_TB": s.memory_bytes / units.TB,
+             "power_kW": None if s.power is None else s.power / 1e3,
+             "tflops_per_W": None if s.flops_per_watt is None else s.flops_per_watt / units.TFLOPS,
+             "checked": s.checked, "notes": s.notes} for s in policy.superpods()]
+    return pd.DataFrame(rows).set_index("system")
+
+
+def _regions(rule, x1, y1):
+    """(category, [(x0, x1, y0, y1, io_min), ...]) for each category's branches, clipped to the plot."""
+    out = []
+    for name, branches in rule.categories:
+        boxes = []
+        for branch in branches:
+            box = {"tpp": [0.0, x1], "pd": [0.0, y1], "io_GBps": [None, None]}
+            for metric, lo, hi in branch:
+                if lo is not None:
+                    box[metric][0] = lo
+                if hi is not None:
+                    box[metric][1] = hi
+            boxes.append((*box["tpp"], *box["pd"], box["io_GBps"][0]))
+        out.append((name, boxes))
+    return out
+
+
+def _shade(ax, rule, x1, y1):
+    """Shade each category's region, the first (strictest) category on top, and label it."""
+    from matplotlib.patches import Rectangle
+
+    regions = _regions(rule, x1, y1)
+    for rank, (name, boxes) in reversed(list(enumerate(regions))):
+        c = plotting.color(_CAT_COLOURS.get(name, 1))
+        for bx0, bx1, by0, by1, _ in boxes:
+            if rank < len(regions) - 1:      # a stricter category hides the laxer one beneath it
+                ax.add_patch(Rectangle((bx0, by0), bx1 - bx0, by1 - by0, color="white", lw=0))
+            ax.add_patch(Rectangle((bx0, by0), bx1 - bx0, by1 - by0, color=c, alpha=0.12 if rank == 0 else 0.18,
+                                   lw=0))
+        if rank == 0:
+            bx0, _, _, _, io = min(boxes, key=lambda b: b[0])
+            words = name if io is None else f"{name} if I/O ≥ {io:g} GB/s"
+            ax.text(bx0 * 1.06, y1 - 1.2, words, fontsize=8, color=c)
+        else:
+            bx0, _, by0, _, _ = min(boxes, key=lambda b: b[2])
+            ax.text(bx0 * 1.04, by0 + 0.4, name, fontsize=8, color="#8a5a00")
+
+
+def plot_rule_plane(rule_id="2023-10", ax=None):
+    """Every catalog part on the TPP (log) × performance-density plane, coloured by its category under ``rule_id``,
+    with the rule's regions shaded. Parts whose die area the catalog lacks sit in a strip below zero. Returns the Axes.
+
+    >>> ax = plot_rule_plane("2023-10")
+    >>> ax.get_xscale(), ax.get_title()
+    ('log', 'October 2023 rule (88 FR 73458)')
+    >>> import matplotlib.pyplot as plt; plt.close("all")
+    """
+    r = policy.rule(rule_id)
+    ax = plotting.axes(ax)
+    x0, x1, y0, y1, strip = 200, 60_000, -5.5, 22.0, -1.3
+    _shade(ax, r, x1, y1)
+    ax.axhline(0, color="#999", lw=0.6)
+    df = placements([r.id])
+    unplaced = [name for name, row in df.iterrows() if row["tpp"] is None or row["tpp"] != row["tpp"]]
+    placed = df.drop(index=unplaced)
+    known = placed[placed["pd"].notna()]
+    unknown = placed[placed["pd"].isna()].sort_values("tpp")
+    rows = [strip - 1.3 * (i % 3) for i in range(len(unknown))]
+    groups: dict = {}
+    for (name, row), y in [*((item, item[1]["pd"]) for item in known.iterrows()),
+                           *zip(unknown.iterrows(), rows)]:
+        groups.setdefault((round(row["tpp"], 1), round(float(y), 3)), []).append((name, row[r.id], row["market"]))
+    for (x, y), members in groups.items():
+        cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
+        last = x * 1.07 ** (len(cats) - 1)
+        for k, (cat, market) in enumerate(cats):
+            c = _colour(cat)
+            ax.scatter([x * 1.07**k], [y], s=36, color=c, marker="s" if market == "consumer" else "o",
+                       edgecolor="black", linewidth=0.5, zorder=3)
+            names = ", ".join(n for n, ct, mk in members if (ct, mk) == (cat, market))
+            ax.annotate(names, (last, y), xytext=(4, 2 - 8 * k), textcoords="offset points", fontsize=6.5, color=c
+                        if len(cats) > 1 else "black")
+    for cat in dict.fromkeys(df[r.id]):
+        ax.scatter([], [], color=_colour(cat), label=cat, edgecolor="black", linewidth=0.5)
+    ax.set_xscale("log")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_yticks([0, 5, 10, 15, 20])
+    ax.text(x0 * 1.05, y0 + 0.4, "below 0: die area not in catalog", fontsize=7, color="#555")
+    if unplaced:
+        ax.text(x1 / 1.05, y0 + 0.4, "no peak in catalog: " + ", ".join(unplaced), fontsize=7, color="#555",
+                ha="right")
+    ax.set_xlabel("TPP (dense, best precision)")
+    ax.set_ylabel("performance density (TPP per mm²)")
+    ax.set_title(f"{r.name} ({r.citation})")
+    ax.legend(fontsize=7, loc="center left")
+    return ax
+
+
+@widgets.explorer
+def design_a_chip_explorer():
+    """Explorable: design a chip (dense TFLOPS at a precision, die area, chip-to-chip bandwidth, market) and see its
+    category under each rule, with the reason. Equations: :func:`chipchain.policy.tpp_from`,
+    :func:`chipchain.policy.performance_density_from`, :func:`chipchain.policy.classify_numbers`.
+
+    >>> ex = design_a_chip_explorer()
+    >>> ex.n_views, "caught by 3A090.a: TPP 4,800 ≥ 4,800" in ex.render_current()
+    (216, True)
+    """
+    latest = policy.rules()[-1]
+
+    def render(tflops, bits, die, io, market):
+        t = float(policy.tpp_from(tflops * units.TFLOPS, bits))
+        pd = float(policy.performance_density_from(t, die))
+        rows = []
+        for r in policy.rules():
+            c = policy.classify_numbers(t, pd, io * units.GBPS, market, r.id)
+            rows.append(f"<tr><td>{html.escape(r.name)}</td><td><strong>{html.escape(c.category)}</strong></td>"
+                        f"<td>{html.escape(c.reason)}</td></tr>")
+        chart = plotting.svg_chart(
+            points=[{"x": t, "y": pd, "label": "your chip", "color": plotting.color(0)}],
+            vlines=[{"x": v, "label": f"{v:,}"} for v in policy.thresholds(latest, "tpp")],
+            hlines=[{"y": v, "label": f"PD {v:g}"} for v in policy.thresholds(latest, "pd")],
+            xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP",
+            ylabel="performance density (log)",
+            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.4g}, against the "
+                f"{latest.date[:4]} thresholds", height=240)
+        head = (f"<p>TPP = {tflops:g} × {bits} = <strong>{units.fmt_number(t)}</strong>; performance density = "
+                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; I/O {io:g} GB/s "
+                f"(bidirectional); {market}.</p>")
+        table = ("<table class='cc-table'><tr><th>rule</th><th>category</th><th>reason</th></tr>"
+                 + "".join(rows) + "</table>")
+        return head + table + chart
+
+    return widgets.explore(render, [
+        widgets.Slider("tflops", "Dense TFLOPS", [100, 150, 300, 600, 1000, 2000], value=300),
+        widgets.Choice("bits", "Precision", {"16-bit (FP16/BF16)": 16, "8-bit (FP8/INT8)": 8}, value=16),
+        widgets.Slider("die", "Die area (mm²)", [300, 600, 814], value=814),
+        widgets.Slider("io", "Chip-to-chip I/O (GB/s, both directions)", [0, 400, 900], value=400),
+        widgets.Choice("market", "Designed for", {"datacenter": "datacenter", "consumer": "consumer"}),
+    ], title="Design a chip")

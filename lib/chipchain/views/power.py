@@ -1,0 +1,179 @@
+"""Views for chapter 9 (power and money): the reference tables, the energy-ledger explorer, and buy-versus-rent.
+
+Every number comes from :mod:`chipchain.power` and :mod:`chipchain.economics`; nothing here re-derives a formula.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _data, economics, plotting, power, units, widgets
+
+__all__ = ["facts", "deals", "run_energy_explorer", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
+
+
+def facts():
+    """The reference figures (``data/energy_facts.csv``) as a pandas DataFrame indexed by key (value, unit,
+    description, source, checked).
+
+    >>> f = facts()
+    >>> float(f.loc["pue_uptime_2023", "value"]), f.loc["pue_uptime_2023", "checked"]
+    (1.58, 'V2')
+    """
+    import pandas as pd
+
+    df = pd.DataFrame(list(_data.rows("energy_facts.csv"))).set_index("key")
+    df["value"] = df["value"].astype(float)
+    return df
+
+
+def deals():
+    """Nuclear and power-purchase deals for datacenters (``data/energy_deals.csv``) as a pandas DataFrame.
+
+    Two rows describe Three Mile Island Unit 1: the operator's "about 835 MW" and the EIA's 837 MW net capacity —
+    the same plant counted two ways, kept side by side rather than reconciled.
+
+    >>> d = deals()
+    >>> sorted(d.loc[d["what"].str.contains("Three Mile|same unit"), "capacity_MW"])
+    [835, 837]
+    """
+    import pandas as pd
+
+    df = pd.DataFrame(list(_data.rows("energy_deals.csv"))).replace("", np.nan)
+    for column in df.columns:        # numeric columns typed as numbers, as pandas would read the file
+        try:
+            df[column] = pd.to_numeric(df[column])
+        except (TypeError, ValueError):
+            pass
+    return df
+
+
+@widgets.explorer
+def run_energy_explorer():
+    """Explorable: the energy, electricity bill and emissions of a training run.
+
+    Controls: accelerators, power per accelerator (the host share is set to half of it, the book's assumption
+    ``host_share_fraction_assumed``, shown in the output), days, PUE, electricity price and grid carbon intensity.
+    Equations: :func:`chipchain.power.run_ledger`.
+
+    >>> ex = run_energy_explorer()
+    >>> ex.n_views, "3.3 GWh" in ex.render_current()
+    (144, True)
+    """
+    fraction = power.fact("host_share_fraction_assumed")
+
+    def render(n, watts, days, pue, price, carbon):
+        host = fraction * watts
+        r = power.run_ledger(n, watts, days * units.DAY, host_share=host, pue=pue, price_per_kwh=price,
+                             kg_co2_per_kwh=carbon)
+        bars = plotting.svg_bars(
+            [("accelerators", r.accelerator_energy), ("host, network, storage", r.host_energy),
+             ("cooling and conversion", r.overhead_energy)], unit_format=units.fmt_energy,
+            alt=f"Energy ledger: accelerators {units.fmt_energy(r.accelerator_energy)}, host "
+                f"{units.fmt_energy(r.host_energy)}, facility overhead {units.fmt_energy(r.overhead_energy)}")
+        rows = [("Facility power", units.fmt_power(r.facility_power)),
+                ("Energy at the meter", units.fmt_energy(r.energy)),
+                ("Electricity bill", units.fmt_dollars(r.dollars)),
+                ("Emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e"),
+                ("US household-years", units.fmt_number(r.household_years))]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+        note = (f"<p style='font-size:90%'>Assumed host share {units.fmt_power(host)} per accelerator (half its "
+                f"power); every accelerator at its rated power for the whole run.</p>")
+        return f"{bars}<table class='cc-table'>{body}</table>{note}"
+
+    a100, h100 = power.accelerator_power("A100"), power.accelerator_power("H100")
+    return widgets.explore(render, [
+        widgets.Slider("n", "Accelerators", [1024, 16384, 100_000], value=1024, fmt=units.fmt_number),
+        widgets.Slider("watts", "Power per accelerator (W)", [a100, h100, 1000.0], value=a100, fmt="g"),
+        widgets.Slider("days", "Days", [90, 158], value=158),
+        widgets.Slider("pue", "PUE", [power.fact("pue_hyperscale"), power.fact("pue_seed002")],
+                       value=power.fact("pue_seed002")),
+        widgets.Slider("price", "Price ($/kWh)", [0.06, power.fact("price_seed002")],
+                       value=power.fact("price_seed002")),
+        widgets.Slider("carbon", "Grid (kg CO₂e/kWh)", [0.1, power.fact("us_grid_kg_co2_per_kwh")],
+                       value=power.fact("us_grid_kg_co2_per_kwh")),
+    ], title="Energy and cost of a training run")
+
+
+def plot_buy_vs_rent(purchase_price=None, gpu_power="H100", host_share=None, rents=(2.0, 3.0, 4.0), ax=None,
+                     **ownership):
+    """Owning's cost per used hour (:func:`chipchain.economics.cost_per_used_hour` over utilisation) against each
+    rent as a horizontal line, with its break-even utilisation marked. ``purchase_price`` defaults to seed 002's
+    $30,000, ``host_share`` to the DGX H100's 575 W at its rating (:func:`chipchain.power.host_share`); extra keyword
+    arguments go to :func:`chipchain.economics.ownership_cost`. Returns the Axes.
+
+    >>> ax = plot_buy_vs_rent(rents=(2.0, 4.0))
+    >>> [t.get_text() for t in ax.texts]
+    ['86%', '40%']
+    >>> import matplotlib.pyplot as plt; plt.close("all")
+    """
+    purchase = power.fact("h100_price_seed002") if purchase_price is None else purchase_price
+    host = power.host_share("H100") if host_share is None else host_share
+    us = np.linspace(0.1, 1.0, 46)
+    owned = economics.ownership_cost(purchase, us, gpu_power, host, **ownership)
+    ax = plotting.axes(ax)
+    ax.plot(us, economics.cost_per_used_hour(owned), color=plotting.color(0), lw=2,
+            label="own: cost per used GPU-hour")
+    for i, r in enumerate(rents):
+        c = plotting.color(i + 1)
+        u = economics.break_even_utilisation(owned.fixed, owned.variable_per_used_hour, r)
+        ax.axhline(r, color=c, ls="--", lw=1.2, label=f"rent ${r:.2f}/h")
+        if u <= 1:
+            ax.plot([u], [r], "o", color=c)
+            ax.annotate(f"{u:.0%}", (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
+    ax.set_xlim(0.1, 1.0)
+    ax.set_ylim(0, max(8.0, max(rents) * 1.3))
+    ax.set_xlabel("utilisation of an owned GPU (fraction of the year's hours)")
+    ax.set_ylabel("$ per used GPU-hour")
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+    ax.legend(fontsize=8)
+    return ax
+
+
+@widgets.explorer
+def buy_vs_rent_explorer():
+    """Explorable: cost per used GPU-hour of owning vs renting, over utilisation, with the break-even point.
+
+    Controls: rental price, purchase price, electricity price, depreciation years. Fixed: the H100's 700 W, the
+    DGX H100's 575 W host share at its rating, PUE 1.4, operations 5 %/year, facility $1,500/kW-year (assumptions,
+    from ``data/energy_facts.csv``). Equations: :mod:`chipchain.economics`.
+
+    >>> ex = buy_vs_rent_explorer()
+    >>> ex.n_views, "Owning is cheaper above 86 %" in ex.render_current()
+    (48, True)
+    """
+    us = np.linspace(0.1, 1.0, 19)
+    host = power.host_share("H100")
+    base_price = power.fact("h100_price_seed002")
+
+    def render(rent, purchase, price, years):
+        base = economics.ownership_cost(purchase, us, "H100", host, price_per_kwh=price,
+                                        depreciation_seconds=years * units.YEAR)
+        owned = economics.cost_per_used_hour(base)
+        u_star = economics.break_even_utilisation(base.fixed, base.variable_per_used_hour, rent)
+        vlines = [{"x": u_star, "label": f"break-even {units.fmt_percent(u_star)}", "color": "#000"}] \
+            if u_star <= 1 else []
+        chart = plotting.svg_chart(
+            lines=[{"x": list(us), "y": list(owned), "label": "own (per used hour)"},
+                   {"x": [us[0], us[-1]], "y": [rent, rent], "label": "rent", "dash": True}],
+            vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)), xlabel="utilisation of the owned GPU",
+            ylabel="$ per used GPU-hour",
+            alt=f"Owning costs ${owned[-1]:.2f} per used hour at full use and more at lower use; renting "
+                f"costs ${rent:.2f}. Break-even utilisation {units.fmt_percent(u_star)}.")
+        verdict = (f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation." if u_star <= 1 else
+                   f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
+                   f"{units.fmt_percent(u_star)}).")
+        parts = (f"depreciation {units.fmt_dollars(base.depreciation)}, operations {units.fmt_dollars(base.operations)}"
+                 f", facility {units.fmt_dollars(base.facility)} a year fixed; energy and cooling "
+                 f"${base.variable_per_used_hour:.3f} per used hour")
+        return f"{chart}<p><strong>{verdict}</strong> Owning: {parts}.</p>"
+
+    return widgets.explore(render, [
+        widgets.Slider("rent", "Rent ($/GPU-hour)", [1.5, power.fact("rent_seed002"), 3.0, 4.0],
+                       value=power.fact("rent_seed002")),
+        widgets.Slider("purchase", "Purchase ($ per GPU)", [25_000, base_price, 40_000], value=base_price,
+                       fmt=lambda v: units.fmt_dollars(v)),
+        widgets.Slider("price", "Electricity ($/kWh)", [0.06, power.fact("price_seed002")],
+                       value=power.fact("price_seed002")),
+        widgets.Slider("years", "Depreciation (years)", [int(power.fact("depreciation_years_seed002")), 5],
+                       value=int(power.fact("depreciation_years_seed002"))),
+    ], title="Buy or rent?")

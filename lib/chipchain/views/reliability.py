@@ -1,0 +1,206 @@
+"""Views for chapter 7 (failures): the root-cause table and figure, goodput against the checkpoint interval, a
+simulated timeline, and the exact-resume and Young/Daly explorers."""
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+
+from .. import _check, _data, checkpoint, failsim, plotting, reliability, widgets
+from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
+
+
+def failure_logs():
+    """Run-level figures from published training logs (Llama 3 405B, OPT-175B) as a DataFrame, with source and
+    check level per row (``data/failure_logs.csv``).
+
+    >>> df = failure_logs()
+    >>> int(df.query("run == 'Llama 3 405B' and quantity == 'unexpected_interruptions'").value.iloc[0])
+    419
+    """
+    import pandas as pd
+
+    df = pd.DataFrame(list(_data.rows("failure_logs.csv")))
+    df["value"] = df["value"].astype(float)
+    return df
+
+
+def llama3_interruptions():
+    """Llama 3's root-cause table (Dubey et al. 2024, Table 5) as a DataFrame: counts, the printed percentages,
+    the percentages the counts imply (count / 419) and the difference, in the paper's order.
+
+    >>> df = llama3_interruptions()
+    >>> int(df["count"].sum()), round(float(df["printed_percent"].sum()), 1)
+    (419, 94.9)
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"component": r.component, "category": r.category, "count": r.count,
+                          "printed_percent": r.printed_percent, "recomputed_percent": r.recomputed_percent,
+                          "difference_pp": r.difference_pp} for r in reliability.root_causes()])
+
+
+def cluster_size_table(rate, sizes=(1024, 4096, 16384, 100_000)):
+    """Hours between interruptions and interruptions per day for clusters of ``sizes`` GPUs, each GPU failing at
+    ``rate`` per second (:func:`chipchain.reliability.cluster_mtbf`), as a DataFrame."""
+    import pandas as pd
+
+    n = np.asarray(sizes)
+    m = reliability.cluster_mtbf(rate, n)
+    return pd.DataFrame({"GPUs": n, "hours between interruptions": m / HOUR, "interruptions per day": DAY / m})
+
+
+# --- figures -----------------------------------------------------------------------------------------------------
+
+def plot_root_causes(ax=None, top=8):
+    """Horizontal bars of Llama 3's unexpected interruptions by root cause (Table 5), with the printed and the
+    recomputed percentage for each bar. Returns the Axes."""
+    top = _check.integer("top", top)
+    rc = reliability.root_causes()[:top][::-1]
+    total = sum(r.count for r in reliability.root_causes())
+    ax = plotting.axes(ax)
+    ax.barh([r.component for r in rc], [r.count for r in rc], color=plotting.color(0))
+    for y, r in enumerate(rc):
+        flag = "  ≠ printed" if abs(r.difference_pp) > 0.1 else ""
+        ax.text(r.count + 2, y, f"{r.count}  (printed {r.printed_percent:.1f} %, counts give "
+                f"{r.recomputed_percent:.1f} %){flag}", va="center", fontsize=8)
+    ax.set_xlabel(f"unexpected interruptions in 54 days (of {total})")
+    ax.set_xlim(0, max(r.count for r in rc) * 2.1)
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def plot_goodput(checkpoint_seconds, restart_seconds, mtbf, ax=None):
+    """Goodput against checkpoint interval (log axis), with Young's and Daly's intervals marked. Returns the Axes."""
+    c = _check.positive("checkpoint_seconds", checkpoint_seconds)
+    r = _check.nonnegative("restart_seconds", restart_seconds)
+    m = _check.positive("mtbf", mtbf)
+    taus = np.geomspace(max(c / 4, 1.0), m, 200)
+    ax = plotting.axes(ax)
+    ax.plot(taus / 60, checkpoint.goodput(taus, c, r, m), label="exact model")
+    ax.plot(taus / 60, checkpoint.goodput_first_order(taus, c, r, m), "--", label="first order")
+    for name, t, i in (("Young", checkpoint.young_interval(c, m), 1), ("Daly", checkpoint.daly_interval(c, m), 2)):
+        ax.axvline(t / 60, color=plotting.color(i), lw=1, ls=":")
+        ax.text(t / 60 * 1.05, 0.05 + 0.07 * i, f"{name} {t / 60:.0f} min", color=plotting.color(i), fontsize=8,
+                transform=ax.get_xaxis_transform())
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("checkpoint interval τ (minutes)")
+    ax.set_ylabel("goodput")
+    ax.legend(loc="lower center")
+    return ax
+
+
+def plot_timeline(interval, checkpoint_seconds, restart_seconds, mtbf, work, seed=0, ax=None):
+    """Progress against wall-clock time for one simulated run (saw-tooth drops at failures). Returns the Axes."""
+    tl = failsim.simulate_timeline(interval, checkpoint_seconds, restart_seconds, mtbf, work, seed)
+    ax = plotting.axes(ax)
+    ax.plot(tl.wall / HOUR, tl.progress / HOUR, lw=1.2, label="work done (incl. unsaved)")
+    ax.plot([0, work / HOUR], [0, work / HOUR], ":", color="grey", lw=1, label="no failures, no checkpoints")
+    for x in tl.failures:
+        ax.axvline(x / HOUR, color=plotting.color(1), lw=0.6, alpha=0.5)
+    ax.set_xlabel("wall-clock time (hours)")
+    ax.set_ylabel("training progress (hours of work)")
+    ax.legend(loc="upper left")
+    return ax
+
+
+# --- explorables -------------------------------------------------------------------------------------------------
+
+_RESUME_STEPS, _RESUME_STOP = 120, 50
+
+
+@lru_cache(maxsize=1)
+def _resume_grid():
+    """The 16 checkpoint contents × one restart at step 50 of 120, plus the uninterrupted reference."""
+    ref = failsim.train_with_restart(_RESUME_STEPS)
+    runs = {}
+    for flags in itertools.product((False, True), repeat=4):
+        keep = tuple(p for p, f in zip(failsim.PARTS, flags) if f)
+        runs[flags] = failsim.train_with_restart(_RESUME_STEPS, _RESUME_STOP, keep)
+    return ref, runs
+
+
+def resume_view(params, optimizer, rng, loader) -> str:
+    """HTML for one view of the exact-resume explorer."""
+    ref, runs = _resume_grid()
+    run = runs[(params, optimizer, rng, loader)]
+    steps = list(range(1, _RESUME_STEPS + 1))
+    smooth = lambda xs: np.convolve(xs, np.ones(5) / 5, mode="valid")   # noqa: E731
+    xs = steps[4:]
+    same = bool((run.params == ref.params).all())
+    dmax = float(np.max(np.abs(run.params - ref.params)))
+    missing = [p for p in failsim.PARTS if p not in run.kept]
+    chart = plotting.svg_chart(
+        lines=[{"x": xs, "y": smooth(ref.losses), "label": "uninterrupted run"},
+               {"x": xs, "y": smooth(run.losses), "label": "stopped at step 50, resumed", "dash": True}],
+        vlines=[{"x": _RESUME_STOP, "label": "restart"}], ylog=True, xlabel="training step",
+        ylabel="mini-batch loss (5-step mean)",
+        alt=f"Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing "
+            f"{', '.join(missing) or 'nothing'}; the curves {'coincide' if same else 'separate after the restart'}.")
+    if same:
+        verdict = (f"<p><strong>Bit-identical.</strong> All {run.params.size:,} final weights equal the "
+                   "uninterrupted run's, bit for "
+                   f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.</p>")
+    else:
+        verdict = (f"<p><strong>Diverged.</strong> Missing: {', '.join(missing)}. Largest final-weight difference "
+                   f"{dmax:.2e}; final loss {run.losses[-1]:.4f} vs {ref.losses[-1]:.4f} uninterrupted. "
+                   f"Checkpoint size: {run.checkpoint_bytes:,} bytes.</p>")
+    return chart + verdict
+
+
+@widgets.explorer
+def resume_explorer():
+    """Chapter 7: tick which of the four parts the checkpoint saves; see whether the resumed run matches."""
+    _resume_grid()
+    return widgets.explore(
+        resume_view,
+        [widgets.Toggle("params", "parameters", value=True, labels=["not saved", "saved"]),
+         widgets.Toggle("optimizer", "optimizer state", value=True, labels=["not saved", "saved"]),
+         widgets.Toggle("rng", "RNG state", value=True, labels=["not saved", "saved"]),
+         widgets.Toggle("loader", "data-loader position", value=True, labels=["not saved", "saved"])],
+        title="Exact resume: what must a checkpoint hold?")
+
+
+_GOODPUT_RESTART = 10 * 60.0
+
+
+def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
+    """HTML for one view of the Young/Daly goodput explorer (restart time fixed at 10 minutes)."""
+    m = reliability.cluster_mtbf(1.0 / (gpu_mtbf_years * YEAR), n_gpus)
+    c, r = float(checkpoint_seconds), _GOODPUT_RESTART
+    if c >= m:
+        raise ValueError(f"a checkpoint write of {fmt_duration(c)} is longer than the cluster's mean time between "
+                         f"failures ({fmt_duration(m)}): the job would rarely finish a segment")
+    ty, td = checkpoint.young_interval(c, m), checkpoint.daly_interval(c, m)
+    g = checkpoint.goodput(td, c, r, m)
+    taus = np.geomspace(max(c / 4, 5.0), m, 60)
+    chart = plotting.svg_chart(
+        lines=[{"x": (taus / 60).tolist(), "y": np.maximum(checkpoint.goodput(taus, c, r, m), 0.0).tolist(),
+                "label": "goodput"}],
+        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.0f} min", "color": plotting.color(1)}],
+        vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
+        ylabel="goodput",
+        alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
+            f"with goodput {g:.1%}.")
+    lost = checkpoint.lost_seconds_per_week(g) / HOUR
+    rows = [("cluster mean time between interruptions", fmt_duration(m)),
+            ("interruptions per week", f"{7 * DAY / m:.1f}"),
+            ("Young interval √(2CM)", fmt_duration(ty)), ("Daly interval", fmt_duration(td)),
+            ("goodput at Daly's interval", fmt_percent(g, 3)),
+            ("wall-clock hours lost per week", f"{lost:.1f} h ({lost * n_gpus:,.0f} GPU-hours)")]
+    body = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
+    return chart + f'<table class="cc-table"><tbody>{body}</tbody></table>'
+
+
+@widgets.explorer
+def goodput_explorer():
+    """Chapter 7: cluster size, per-GPU MTBF and checkpoint write time → interval, goodput, hours lost per week."""
+    return widgets.explore(
+        goodput_view,
+        [widgets.Slider("n_gpus", "GPUs", [256, 1024, 4096, 16384, 65536], value=1024, fmt=","),
+         widgets.Slider("gpu_mtbf_years", "per-GPU MTBF (years)", [1.0, 2.0, 5.8, 10.0, 20.0], value=5.8),
+         widgets.Slider("checkpoint_seconds", "checkpoint write", [10.0, 30.0, 60.0, 120.0, 300.0, 600.0],
+                        value=60.0, fmt=lambda s: f"{s:g} s" if s < 60 else f"{s / 60:g} min")],
+        title="Young/Daly: how often to checkpoint, and what failures cost")

@@ -1,0 +1,155 @@
+"""Views for chapter 13 (the running example): the inputs and the ledger as tables, the time-budget figure, the
+source-check table, the four questions, and the ledger explorer.
+
+Chapter titles belong to the book: functions that name chapters take a ``titles`` mapping (chapter number → title)
+from the caller; the library's ledger rows carry only the number.
+"""
+from __future__ import annotations
+
+from .. import hardware, plotting, source_checks, units, widgets
+from ..units import DAY
+from ..walkthrough import Walkthrough
+
+__all__ = ["inputs_table", "ledger_table", "ledger_html", "plot_time_budget", "source_check_table",
+           "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
+
+
+def inputs_table(walkthrough: Walkthrough | None = None):
+    """The running example's inputs as a pandas DataFrame (input → value, in words and units).
+
+    >>> inputs_table().loc["peak per GPU", "value"]
+    '312 TFLOP/s (catalog, BF16 dense)'
+    """
+    import pandas as pd
+
+    w = Walkthrough() if walkthrough is None else walkthrough
+    peak = units.fmt_rate(w.peak_flops)
+    peak_text = (f"{peak} (override)" if w.peak_override is not None
+                 else f"{peak} (catalog, {w.dtype.upper()} dense)")
+    rows = [("model", f"{w.model.name}: {units.fmt_number(w.params / 1e9)} B parameters, {w.layers} layers, "
+                      f"hidden {units.fmt_number(w.hidden)}, {w.heads} heads, sequence {units.fmt_number(w.seq)}"),
+            ("training tokens", f"{units.fmt_sci(w.tokens)}"),
+            ("cluster", f"{units.fmt_number(w.n_gpus)} × {w.accelerator.name} in {w.cluster.node.name} nodes of "
+                        f"{w.gpus_per_node} ({w.cluster.intra.name} inside, {w.cluster.inter.name} between)"),
+            ("peak per GPU", peak_text),
+            ("MFU", f"{w.mfu:.0%} (step ③ also at {', '.join(f'{m:.0%}' for m in w.mfus if m != w.mfu)})"),
+            ("model states", f"{w.bytes_per_param:g} B per parameter ({w.recipe})"),
+            ("parallel plan", str(w.plan) if w.plan is not None else w.plan_reason),
+            ("global batch", f"{units.fmt_number(w.batch)} sequences per step")]
+    return pd.DataFrame(rows, columns=["input", "value"]).set_index("input")
+
+
+def ledger_table(walkthrough: Walkthrough | None = None, titles: dict | None = None):
+    """:meth:`Walkthrough.ledger` with, when ``titles`` (chapter number → title) is given, a column naming the
+    chapter that derives each number."""
+    w = Walkthrough() if walkthrough is None else walkthrough
+    df = w.ledger()
+    if titles:
+        df["chapter"] = [f"{n}. {titles[n]}" if n in titles else str(n) for n in df["chapter"]]
+    return df
+
+
+def ledger_html(walkthrough: Walkthrough, titles: dict | None = None) -> str:
+    """The ledger as an HTML table with a one-line heading of the run it describes."""
+    w = walkthrough
+    rows = "".join(f"<tr><td>{r.name}</td><td>{r.quantity}</td><td><b>{r.text}</b></td>"
+                   f"<td>{titles.get(r.chapter, r.chapter) if titles else f'ch. {r.chapter}'}</td></tr>"
+                   for r in w.ledger_rows())
+    return (f"<p>{w.model.name}, {units.fmt_sci(w.tokens)} tokens, {w.n_gpus:,} × {w.accelerator.name} at "
+            f"{units.fmt_rate(w.peak_flops)} × {w.mfu:.0%} MFU</p>"
+            f"<table class='cc-table'><tr><th>step</th><th>quantity</th><th>value</th><th>chapter</th></tr>"
+            f"{rows}</table>")
+
+
+def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
+    """Static figure: the run's length in days at 100 % of peak, at the walkthrough's MFU (step ③), and on the wall
+    clock once failures, checkpoints and restarts are paid (step ⑥: run / goodput). Returns the Axes."""
+    w = Walkthrough() if walkthrough is None else walkthrough
+    s2 = w.step2_compute()
+    f6 = w.step6_failures()
+    bars = [("at 100 % of peak", s2.flops / s2.cluster_peak / DAY),
+            (f"at {w.mfu:.0%} MFU (step ③)", w.run_seconds / DAY),
+            ("on the wall clock (step ⑥)", f6.wall_seconds / DAY)]
+    ax = plotting.axes(ax)
+    ys = range(len(bars))
+    ax.barh(list(ys), [b[1] for b in bars], color=[plotting.color(i) for i in ys])
+    for y, (_, d) in zip(ys, bars):
+        ax.text(d, y, f" {d:.0f} days", va="center")
+    ax.set_yticks(list(ys), [b[0] for b in bars])
+    ax.invert_yaxis()
+    ax.set_xlabel("days on the cluster")
+    ax.set_xlim(0, max(b[1] for b in bars) * 1.2)
+    ax.grid(axis="y", visible=False)
+    return ax
+
+
+def source_check_table(checks=None):
+    """Every source check (:func:`chipchain.source_checks.source_checks`) as a pandas DataFrame: the source's figure
+    beside the library's, whether they agree, and why — disagreements first.
+
+    >>> t = source_check_table()
+    >>> bool((~t["agrees"]).any()), list(t.columns)[:4]
+    (True, ['source', 'claim', "source's figure", "library's figure"])
+    """
+    import pandas as pd
+
+    cs = source_checks.source_checks() if checks is None else checks
+    rows = [{"source": c.source, "claim": c.claim, "source's figure": c.claimed_value,
+             "library's figure": c.recomputed, "unit": c.unit, "agrees": c.agrees, "note": c.note,
+             "chapter": c.chapter, "function": c.function} for c in cs]
+    return pd.DataFrame(rows).sort_values("agrees", kind="stable").reset_index(drop=True)
+
+
+#: the book's four questions, each with the catalog figure that answers it
+FOUR_QUESTIONS = {
+    "Can it compute?": "dense BF16 peak (FLOP/s)",
+    "Can it feed the compute?": "HBM bandwidth (bytes/s) and the ridge point it implies (FLOP/byte)",
+    "Can it talk?": "chip-to-chip bandwidth, both directions summed (bytes/s)",
+    "Can it be supplied?": "board power (W) and dense BF16 FLOP/s per watt",
+}
+
+
+def four_questions(accelerators=("A100", "H100", "H800", "B200")):
+    """The four questions answered for catalog accelerators, as a pandas DataFrame in human units (TFLOP/s, TB/s,
+    FLOP/byte, GB/s, W, TFLOP/s per W). Missing catalog figures stay empty; estimated rows are flagged.
+
+    >>> round(float(four_questions(["A100", "H100"]).loc["H100-SXM", "ridge (FLOP/byte)"]))
+    295
+    """
+    import pandas as pd
+
+    rows = {}
+    for name in accelerators:
+        a = hardware.get(name)
+        peak = a.peaks.get("bf16")
+        rows[a.name] = {
+            "BF16 dense (TFLOP/s)": peak / units.TFLOPS if peak else None,
+            "HBM (TB/s)": a.memory_bandwidth / units.TB if a.memory_bandwidth else None,
+            "ridge (FLOP/byte)": peak / a.memory_bandwidth if peak and a.memory_bandwidth else None,
+            "link, bidirectional (GB/s)": a.interconnect_bandwidth / 1e9 if a.interconnect_bandwidth else None,
+            "power (W)": a.tdp if a.tdp else None,
+            "TFLOP/s per W": peak / units.TFLOPS / a.tdp if peak and a.tdp else None,
+            "estimate": a.is_estimate,
+        }
+    return pd.DataFrame(rows).T.astype({"estimate": bool})
+
+
+@widgets.explorer
+def ledger_explorer():
+    """The whole ledger, recomputed for a model, a cluster size, a GPU type and a utilisation; the plan is found
+    again for each (:func:`chipchain.plans.search`), and a combination with no plan that fits says so."""
+
+    def render(model, n_gpus, accelerator, mfu):
+        try:
+            w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus, mfu=mfu, mfus=(mfu,))
+        except ValueError as e:
+            return widgets.message(str(e))
+        return ledger_html(w)
+
+    return widgets.explore(render, [
+        widgets.Choice("model", "model", {"Llama-2-7B": "7B", "Llama-2-70B": "70B", "GPT-3 175B": "175B"},
+                       value="175B"),
+        widgets.Slider("n_gpus", "GPUs", [512, 1024, 2048], value=1024),
+        widgets.Choice("accelerator", "GPU", {"A100 (80 GB)": "A100", "H100 (SXM)": "H100"}, value="A100"),
+        widgets.Slider("mfu", "MFU", [0.3, 0.4, 0.5], value=0.5, fmt=lambda v: f"{v:.0%}"),
+    ], title="The whole ledger: 2 T tokens, one training run from chip to nation")
