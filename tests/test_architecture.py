@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
-CORE = {"_check", "units", "_data"}
+CORE = {"_check", "units", "_data", "_lazy"}
 REGISTRIES = {"hardware", "links", "models", "systems", "devices"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
 VIEW_MODULES = {"widgets", "plotting", "notebook"}

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "flag", "key", "lookup", "nearest_message"]
+__all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice", "probability", "flag", "key", "lookup", "nearest_message", "values", "result",
+           "Missing"]
 
 
 def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
     """Return ``value`` as a float after checking it is a finite real number."""
+    if isinstance(value, Missing):
+        raise value.error()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
     v = float(value)
@@ -26,6 +29,49 @@ def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = 
     if not allow_zero and v == 0:
         raise ValueError(f"{name} must be greater than zero, got {value!r}")
     return v
+
+
+class Missing:
+    """A catalog figure the row does not have. Any arithmetic, comparison or conversion with it raises a
+    ``ValueError`` naming the part and the field, so a calculation that needs the figure fails by name instead of
+    with ``NoneType`` arithmetic deep inside NumPy. It is falsy, so ``if acc.sms:`` still reads naturally.
+
+    >>> m = Missing("B200", "sms")
+    >>> bool(m), isinstance(m, Missing)
+    (False, True)
+    >>> m * 4
+    Traceback (most recent call last):
+    ...
+    ValueError: B200 has no 'sms' figure in the catalog
+    """
+
+    __slots__ = ("part", "field")
+
+    def __init__(self, part: str, field: str):
+        self.part, self.field = part, field
+
+    def error(self) -> ValueError:
+        return ValueError(f"{self.part} has no {self.field!r} figure in the catalog")
+
+    def _fail(self, *args):
+        raise self.error()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __mod__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __abs__ = __float__ = __int__ = __index__ = _fail
+    __round__ = __format__ = __array__ = _fail
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Missing) and (other.part, other.field) == (self.part, self.field)
+
+    def __hash__(self) -> int:
+        return hash((self.part, self.field))
+
+    def __repr__(self) -> str:
+        return "missing"
 
 
 def positive(name: str, value) -> float:
@@ -60,6 +106,8 @@ def flag(name: str, value) -> bool:
 
 def integer(name: str, value, *, minimum: int = 1) -> int:
     """An integer ≥ ``minimum`` (bool rejected; integral floats such as 8.0 accepted)."""
+    if isinstance(value, Missing):
+        raise value.error()
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if isinstance(value, numbers.Integral):
@@ -71,6 +119,56 @@ def integer(name: str, value, *, minimum: int = 1) -> int:
     if v < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
     return v
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, (list, tuple)) or (type(value).__module__.startswith("numpy")
+                                                 and getattr(value, "ndim", 0) > 0)
+
+
+def values(name: str, value, check=None):
+    """A number, or an array-like of numbers checked element-wise, for equations that work on NumPy arrays.
+
+    ``check`` is one of this module's scalar checkers (``nonnegative`` by default; ``positive``, ``integer``,
+    ``fraction``, ``probability``, …). A scalar goes through it unchanged. A list, tuple or NumPy array must hold
+    finite numbers (whole ones for ``integer``) whose smallest and largest pass ``check`` — which decides every
+    range check — and comes back a float ndarray. Anything else (NaN, infinity, flags, an empty array, text)
+    raises ``ValueError`` naming the argument. NumPy is imported only when an array arrives.
+
+    >>> values("n_gpus", 8, integer), values("bandwidth", [1e9, 2e9], positive).tolist()
+    (8, [1000000000.0, 2000000000.0])
+    >>> values("mfu", [0.4, 1.2], fraction)
+    Traceback (most recent call last):
+    ...
+    ValueError: mfu must be at most 1 (a fraction, not a percentage), got 1.2
+    >>> values("mfu", [0.4, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: mfu must hold finite numbers (no NaN or infinity), got [0.4, nan]
+    """
+    check = nonnegative if check is None else check
+    if not _is_array(value):
+        return check(name, value)
+    import numpy as np
+
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty array of numbers, got {value!r}")
+    a = raw.astype(float)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must hold finite numbers (no NaN or infinity), got {value!r}")
+    if check is integer and np.any(a != np.floor(a)):
+        raise ValueError(f"{name} must hold whole numbers, got {value!r}")
+    for extreme in (a.min(), a.max()):
+        check(name, float(extreme))
+    return a
+
+
+def result(x):
+    """A float for a scalar (or 0-d array) result, the array otherwise: what element-wise equations return."""
+    if getattr(x, "ndim", 0) == 0:
+        return float(x)
+    return x
 
 
 def choice(name: str, value, options) -> str:

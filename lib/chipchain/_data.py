@@ -20,6 +20,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import _check
+from ._check import Missing
 
 __all__ = ["CHECK_LEVELS", "rows", "json_data", "optional_float", "optional_int", "split_aliases", "scaled",
            "Missing", "is_missing", "figure", "Registry"]
@@ -79,49 +80,6 @@ def optional_int(row: dict, column: str):
 def split_aliases(text: str) -> tuple:
     """The ``aliases`` cell (``;``-separated) as a tuple of names."""
     return tuple(a.strip() for a in (text or "").split(";") if a.strip())
-
-
-class Missing:
-    """A catalog figure the row does not have. Any arithmetic, comparison or conversion with it raises a
-    ``ValueError`` naming the part and the field, so a calculation that needs the figure fails by name instead of
-    with ``NoneType`` arithmetic deep inside NumPy. It is falsy, so ``if acc.sms:`` still reads naturally.
-
-    >>> m = Missing("B200", "sms")
-    >>> bool(m), is_missing(m), is_missing(0.0)
-    (False, True, False)
-    >>> m * 4
-    Traceback (most recent call last):
-    ...
-    ValueError: B200 has no 'sms' figure in the catalog
-    """
-
-    __slots__ = ("part", "field")
-
-    def __init__(self, part: str, field: str):
-        self.part, self.field = part, field
-
-    def error(self) -> ValueError:
-        return ValueError(f"{self.part} has no {self.field!r} figure in the catalog")
-
-    def _fail(self, *args):
-        raise self.error()
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __mod__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __abs__ = __float__ = __int__ = __index__ = _fail
-    __round__ = __format__ = __array__ = _fail
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Missing) and (other.part, other.field) == (self.part, self.field)
-
-    def __hash__(self) -> int:
-        return hash((self.part, self.field))
-
-    def __repr__(self) -> str:
-        return "missing"
 
 
 def is_missing(value) -> bool:

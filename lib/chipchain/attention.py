@@ -26,7 +26,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check
 

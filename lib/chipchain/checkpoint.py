@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ._lazy import np
 
 from . import _check
-from .reliability import _arg
 from .units import DAY
 
 __all__ = [
@@ -27,11 +26,6 @@ __all__ = [
     "time_lost_per_failure", "lost_seconds_per_week",
     "checkpoint_bytes", "write_seconds", "required_write_bandwidth",
 ]
-
-
-def _out(x):
-    """A float for a scalar result, the array otherwise."""
-    return float(x) if np.ndim(x) == 0 else x
 
 
 # --- checkpoint interval -------------------------------------------------------------------------------------------
@@ -44,8 +38,8 @@ def young_interval(checkpoint_seconds, mtbf):
     >>> round(young_interval(60, 24 * 3600))
     3220
     """
-    c = _arg(_check.positive, "checkpoint_seconds", checkpoint_seconds)
-    return _out(np.sqrt(2.0 * c * _arg(_check.positive, "mtbf", mtbf)))
+    c = _check.values("checkpoint_seconds", checkpoint_seconds, _check.positive)
+    return _check.result(np.sqrt(2.0 * c * _check.values("mtbf", mtbf, _check.positive)))
 
 
 def daly_interval(checkpoint_seconds, mtbf):
@@ -55,11 +49,11 @@ def daly_interval(checkpoint_seconds, mtbf):
     >>> round(daly_interval(60, 24 * 3600))
     3180
     """
-    c = _arg(_check.positive, "checkpoint_seconds", checkpoint_seconds)
-    m = _arg(_check.positive, "mtbf", mtbf)
+    c = _check.values("checkpoint_seconds", checkpoint_seconds, _check.positive)
+    m = _check.values("mtbf", mtbf, _check.positive)
     x = c / (2 * m)
     tau = np.sqrt(2 * c * m) * (1 + np.sqrt(x) / 3 + x / 9) - c
-    return _out(np.where(c >= 2 * m, m, tau))
+    return _check.result(np.where(c >= 2 * m, m, tau))
 
 
 def goodput(interval, checkpoint_seconds, restart_seconds, mtbf):
@@ -75,12 +69,12 @@ def goodput(interval, checkpoint_seconds, restart_seconds, mtbf):
     >>> round(goodput(3600, 60, 600, 24 * 3600), 4)
     0.9563
     """
-    t = _arg(_check.positive, "interval", interval)
-    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
-    r = _arg(_check.nonnegative, "restart_seconds", restart_seconds)
-    m = _arg(_check.positive, "mtbf", mtbf)
+    t = _check.values("interval", interval, _check.positive)
+    c = _check.values("checkpoint_seconds", checkpoint_seconds, _check.nonnegative)
+    r = _check.values("restart_seconds", restart_seconds, _check.nonnegative)
+    m = _check.values("mtbf", mtbf, _check.positive)
     with np.errstate(over="ignore"):            # a segment far longer than M: the wall time is infinite, G = 0
-        return _out(t / (m * np.exp(r / m) * np.expm1((t + c) / m)))
+        return _check.result(t / (m * np.exp(r / m) * np.expm1((t + c) / m)))
 
 
 def goodput_first_order(interval, checkpoint_seconds, restart_seconds, mtbf):
@@ -90,11 +84,11 @@ def goodput_first_order(interval, checkpoint_seconds, restart_seconds, mtbf):
     >>> round(goodput_first_order(3600, 60, 600, 24 * 3600), 4)
     0.9556
     """
-    t = _arg(_check.positive, "interval", interval)
-    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
-    r = _arg(_check.nonnegative, "restart_seconds", restart_seconds)
-    m = _arg(_check.positive, "mtbf", mtbf)
-    return _out(1.0 - c / t - t / (2 * m) - r / m)
+    t = _check.values("interval", interval, _check.positive)
+    c = _check.values("checkpoint_seconds", checkpoint_seconds, _check.nonnegative)
+    r = _check.values("restart_seconds", restart_seconds, _check.nonnegative)
+    m = _check.values("mtbf", mtbf, _check.positive)
+    return _check.result(1.0 - c / t - t / (2 * m) - r / m)
 
 
 def optimal_interval(checkpoint_seconds, restart_seconds, mtbf) -> float:
@@ -133,9 +127,9 @@ def time_lost_per_failure(interval, checkpoint_seconds, restart_seconds):
     >>> time_lost_per_failure(3600, 60, 600)
     2430.0
     """
-    t = _arg(_check.positive, "interval", interval)
-    c = _arg(_check.nonnegative, "checkpoint_seconds", checkpoint_seconds)
-    return _out((t + c) / 2 + _arg(_check.nonnegative, "restart_seconds", restart_seconds))
+    t = _check.values("interval", interval, _check.positive)
+    c = _check.values("checkpoint_seconds", checkpoint_seconds, _check.nonnegative)
+    return _check.result((t + c) / 2 + _check.values("restart_seconds", restart_seconds, _check.nonnegative))
 
 
 def lost_seconds_per_week(goodput):
@@ -144,7 +138,7 @@ def lost_seconds_per_week(goodput):
     >>> round(lost_seconds_per_week(0.95) / 3600, 1)      # hours
     8.4
     """
-    return _out((1.0 - _arg(_check.probability, "goodput", goodput)) * 7 * DAY)
+    return _check.result((1.0 - _check.values("goodput", goodput, _check.probability)) * 7 * DAY)
 
 
 # --- checkpoint size and bandwidth ----------------------------------------------------------------------------------
@@ -158,7 +152,7 @@ def checkpoint_bytes(params, bytes_per_param):
     >>> checkpoint_bytes(70e9, 14) / 1e9
     980.0
     """
-    return _out(_arg(_check.positive, "params", params) * _arg(_check.positive, "bytes_per_param", bytes_per_param))
+    return _check.result(_check.values("params", params, _check.positive) * _check.values("bytes_per_param", bytes_per_param, _check.positive))
 
 
 def write_seconds(nbytes, bandwidth):
@@ -168,7 +162,7 @@ def write_seconds(nbytes, bandwidth):
     >>> write_seconds(2.8e12, 50e9)
     56.0
     """
-    return _out(_arg(_check.nonnegative, "nbytes", nbytes) / _arg(_check.positive, "bandwidth", bandwidth))
+    return _check.result(_check.values("nbytes", nbytes, _check.nonnegative) / _check.values("bandwidth", bandwidth, _check.positive))
 
 
 def required_write_bandwidth(nbytes, interval, overhead):
@@ -183,5 +177,5 @@ def required_write_bandwidth(nbytes, interval, overhead):
     >>> round(required_write_bandwidth(980e9, 1800, 0.01) / 1e9, 1)
     54.4
     """
-    return _out(_arg(_check.nonnegative, "nbytes", nbytes)
-                / (_arg(_check.fraction, "overhead", overhead) * _arg(_check.positive, "interval", interval)))
+    return _check.result(_check.values("nbytes", nbytes, _check.nonnegative)
+                / (_check.values("overhead", overhead, _check.fraction) * _check.values("interval", interval, _check.positive)))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, compute, systems
 
@@ -42,31 +42,11 @@ __all__ = [
 
 # --- element-wise validation ----------------------------------------------------------------------------------------
 
-def _real(name, value, *, positive=False, integer=False):
-    """A finite real ≥ 0 (> 0 with ``positive``; an integer ≥ 1 with ``integer``): a float (int) for a scalar, a
-    float (int) array for an array. ``ValueError`` naming ``name`` otherwise."""
-    if not isinstance(value, (np.ndarray, list, tuple)):
-        if integer:
-            return _check.integer(name, value)
-        return _check.positive(name, value) if positive else _check.nonnegative(name, value)
-    arr = np.asarray(value)
-    low = 1 if integer else 0
-    if not (arr.dtype.kind in "iuf" and arr.size and np.all(np.isfinite(arr)) and np.all(arr >= low)
-            and (not positive or np.all(arr > 0)) and (not integer or np.all(arr == np.round(arr)))):
-        raise ValueError(f"{name} must be finite {'integers ≥ 1' if integer else 'non-negative numbers'}"
-                         f"{' above zero' if positive else ''}, got {value!r}")
-    return arr.astype(np.int64 if integer else float)
-
-
-def _out(x):
-    return float(x) if np.ndim(x) == 0 else x
-
-
 # --- the α–β model ------------------------------------------------------------------------------------------------
 
 def _common(nbytes, n_ranks, bandwidth, latency):
-    return (_real("nbytes", nbytes), _real("n_ranks", n_ranks, integer=True),
-            _real("bandwidth", bandwidth, positive=True), _real("latency", latency))
+    return (_check.values("nbytes", nbytes), _check.values("n_ranks", n_ranks, _check.integer),
+            _check.values("bandwidth", bandwidth, _check.positive), _check.values("latency", latency))
 
 
 def p2p_time(nbytes, bandwidth, latency=0.0) -> float:
@@ -78,10 +58,10 @@ def p2p_time(nbytes, bandwidth, latency=0.0) -> float:
     >>> round(p2p_time(1e9, 50e9, latency=5e-6), 6)     # 1 GB over one 400 Gb/s InfiniBand port
     0.020005
     """
-    m = _real("nbytes", nbytes)
-    b = _real("bandwidth", bandwidth, positive=True)
-    a = _real("latency", latency)
-    return _out(a + m / b)
+    m = _check.values("nbytes", nbytes)
+    b = _check.values("bandwidth", bandwidth, _check.positive)
+    a = _check.values("latency", latency)
+    return _check.result(a + m / b)
 
 
 def ring_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
@@ -103,7 +83,7 @@ def ring_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
     0.0
     """
     m, n, b, a = _common(nbytes, n_ranks, bandwidth, latency)
-    return _out(2 * (n - 1) / n * m / b + 2 * (n - 1) * a)
+    return _check.result(2 * (n - 1) / n * m / b + 2 * (n - 1) * a)
 
 
 def allgather_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
@@ -119,7 +99,7 @@ def allgather_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
     0.04083
     """
     m, n, b, a = _common(nbytes, n_ranks, bandwidth, latency)
-    return _out((n - 1) / n * m / b + (n - 1) * a)
+    return _check.result((n - 1) / n * m / b + (n - 1) * a)
 
 
 def reduce_scatter_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
@@ -152,7 +132,7 @@ def tree_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
     True
     """
     m, n, b, a = _common(nbytes, n_ranks, bandwidth, latency)
-    return _out(2 * np.ceil(np.log2(n)) * (a + m / b))               # ⌈log₂ n⌉ levels, up and down
+    return _check.result(2 * np.ceil(np.log2(n)) * (a + m / b))               # ⌈log₂ n⌉ levels, up and down
 
 
 def alltoall_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
@@ -192,14 +172,14 @@ def hierarchical_allreduce_time(nbytes, gpus_per_node, n_nodes, intra_bandwidth,
     >>> hierarchical_allreduce_time(1e9, 8, 1, 450e9, 50e9) == ring_allreduce_time(1e9, 8, 450e9)
     True
     """
-    m = _real("nbytes", nbytes)
-    g = _real("gpus_per_node", gpus_per_node, integer=True)
-    nodes = _real("n_nodes", n_nodes, integer=True)
-    b_in = _real("intra_bandwidth", intra_bandwidth, positive=True)
-    b_out = _real("inter_bandwidth", inter_bandwidth, positive=True)
-    a_in = _real("intra_latency", intra_latency)
-    a_out = _real("inter_latency", inter_latency)
-    return _out(reduce_scatter_time(m, g, b_in, a_in)
+    m = _check.values("nbytes", nbytes)
+    g = _check.values("gpus_per_node", gpus_per_node, _check.integer)
+    nodes = _check.values("n_nodes", n_nodes, _check.integer)
+    b_in = _check.values("intra_bandwidth", intra_bandwidth, _check.positive)
+    b_out = _check.values("inter_bandwidth", inter_bandwidth, _check.positive)
+    a_in = _check.values("intra_latency", intra_latency)
+    a_out = _check.values("inter_latency", inter_latency)
+    return _check.result(reduce_scatter_time(m, g, b_in, a_in)
                 + ring_allreduce_time(m / g, nodes, b_out, a_out)
                 + allgather_time(m, g, b_in, a_in))
 
@@ -213,9 +193,9 @@ def allreduce_bytes_per_rank(nbytes, n_ranks) -> float:
     >>> allreduce_bytes_per_rank(14e9, 8) / 1e9
     24.5
     """
-    m = _real("nbytes", nbytes)
-    n = _real("n_ranks", n_ranks, integer=True)
-    return _out(2 * (n - 1) / n * m)
+    m = _check.values("nbytes", nbytes)
+    n = _check.values("n_ranks", n_ranks, _check.integer)
+    return _check.result(2 * (n - 1) / n * m)
 
 
 # --- data parallelism -------------------------------------------------------------------------------------------
@@ -356,7 +336,7 @@ def cluster_allreduce_time(nbytes, cluster, n_gpus=None, algorithm="ring", effic
     >>> round(cluster_allreduce_time(14e9, systems.cluster("H100", 1024), algorithm="hierarchical"), 3)
     0.125
     """
-    m = _real("nbytes", nbytes)
+    m = _check.values("nbytes", nbytes)
     node, n = _topology(cluster, n_gpus)
     g, k, li, lo = node.gpus_per_node, node.nics_per_node, node.intra, node.inter
     algo = _check.choice("algorithm", algorithm, ALGORITHMS)
@@ -371,7 +351,7 @@ def cluster_allreduce_time(nbytes, cluster, n_gpus=None, algorithm="ring", effic
     if algo == "ring":
         return ring_allreduce_time(m, n, min(b_in, k * b_out), lo.latency)
     if algo == "tree":
-        return _out(tree_allreduce_time(m, g, b_in, li.latency) + tree_allreduce_time(m, nodes, b_out, lo.latency))
+        return _check.result(tree_allreduce_time(m, g, b_in, li.latency) + tree_allreduce_time(m, nodes, b_out, lo.latency))
     return hierarchical_allreduce_time(m, g, nodes, b_in, k * b_out / g, li.latency, lo.latency)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, models, systems
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, compute, hardware, power
-from .power import _values, fact
+from .power import fact
 from .units import HOUR, YEAR
 
 __all__ = ["RunCost", "run_cost", "seed002_example", "OwnershipCost", "ownership_cost", "cost_per_used_hour",
@@ -134,10 +134,10 @@ def ownership_cost(purchase_price, utilisation, gpu_power, host_share=0.0, pue=N
     (10000, 938, 14726)
     """
     p = _check.positive("purchase_price", purchase_price)
-    u = _values("utilisation", utilisation, at_most=1.0)
-    kw = (power._watts(gpu_power) + _values("host_share", host_share)) / 1e3
+    u = _check.values("utilisation", utilisation, _check.probability)
+    kw = (power._watts(gpu_power) + _check.values("host_share", host_share)) / 1e3
     pue_ = power._pue(fact("pue_seed002") if pue is None else pue)
-    price = _values("price_per_kwh", fact("price_seed002") if price_per_kwh is None else price_per_kwh)
+    price = _check.values("price_per_kwh", fact("price_seed002") if price_per_kwh is None else price_per_kwh)
     t_dep = fact("depreciation_years_seed002") * YEAR if depreciation_seconds is None else _check.positive(
         "depreciation_seconds", depreciation_seconds)
     ops = fact("operations_fraction_assumed") if operations_fraction is None else _check.nonnegative(
@@ -180,7 +180,7 @@ def break_even_utilisation(fixed_per_year, variable_per_used_hour, rent_per_hour
     """
     f = _check.nonnegative("fixed_per_year", fixed_per_year)
     v = _check.nonnegative("variable_per_used_hour", variable_per_used_hour)
-    r = _values("rent_per_hour", rent_per_hour, positive=True)
+    r = _check.values("rent_per_hour", rent_per_hour, _check.positive)
     if np.any(np.asarray(r) <= v):
         raise ValueError(f"rent_per_hour (${np.min(r):g}) does not exceed the energy cost per used hour "
                          f"(${v:.3g}): owning never breaks even")

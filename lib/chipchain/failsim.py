@@ -19,7 +19,7 @@ import json
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check
 from .checkpoint import goodput

@@ -26,9 +26,8 @@ These equations know nothing about hardware; :mod:`chipchain.serving` places the
 """
 from __future__ import annotations
 
-import numbers
 
-from . import _check, _data, models, roofline, units
+from . import _check, models, roofline, units
 
 __all__ = [
     "kv_bytes_per_token", "model_kv_bytes_per_token", "kv_cache_bytes", "weight_bytes", "weights_read_per_step",
@@ -42,27 +41,6 @@ def _bytes(name: str, dtype) -> float:
     """Bytes per element of ``dtype`` (the one table, :data:`chipchain.units.BYTES_PER_ELEMENT`); the error
     names the argument."""
     return units.BYTES_PER_ELEMENT[_check.choice(name, dtype, units.BYTES_PER_ELEMENT)]
-
-
-def _values(name, value, integer=False, allow_zero=False):
-    """A number checked by ``_check`` (an integer ≥ 1 with ``integer``), or an array-like whose every element passes
-    the same check, returned as a float ndarray — so the equations below work element-wise on NumPy arrays. A
-    catalog figure that is :class:`~chipchain._data.Missing` raises its ``ValueError`` naming the part and field."""
-    if isinstance(value, _data.Missing):
-        raise value.error()
-    if isinstance(value, (numbers.Real, str, bytes)) or value is None:
-        return _check.integer(name, value) if integer else _check.number(name, value, allow_zero=allow_zero)
-    import numpy as np
-
-    raw = np.asarray(value)
-    a = raw.astype(float) if raw.dtype.kind in "iuf" and raw.size else None
-    if a is None or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite number or a non-empty array of them, got {value!r}")
-    if integer and (np.any(a != np.floor(a)) or np.any(a < 1)):
-        raise ValueError(f"{name} must hold integers of at least 1, got {value!r}")
-    if np.any(a < 0) or (not allow_zero and np.any(a == 0)):
-        raise ValueError(f"{name} must be {'≥' if allow_zero else '>'} 0 everywhere, got {value!r}")
-    return a
 
 
 # --- KV cache and weights -------------------------------------------------------------------------------------------
@@ -119,7 +97,7 @@ def kv_cache_bytes(model, context, batch=1, kv_dtype="bf16"):
     9.66
     """
     kv = model_kv_bytes_per_token(model, kv_dtype)
-    return _values("batch", batch, integer=True) * _values("context", context, integer=True) * kv
+    return _check.values("batch", batch, _check.integer) * _check.values("context", context, _check.integer) * kv
 
 
 def weight_bytes(model, dtype="bf16") -> float:
@@ -147,7 +125,7 @@ def weights_read_per_step(model, batch=1, dtype="bf16"):
     """
     m = models.get(model)
     b = _bytes("dtype", dtype)
-    B = _values("batch", batch, integer=True)
+    B = _check.values("batch", batch, _check.integer)
     if not m.is_moe:
         return m.params * b + 0 * B
     frac = m.experts_active / m.experts
@@ -181,8 +159,8 @@ def prefill_flops(model, prompt_tokens, batch=1):
     '3.4e+13'
     """
     m = models.get(model)
-    s = _values("prompt_tokens", prompt_tokens, integer=True)
-    B = _values("batch", batch, integer=True)
+    s = _check.values("prompt_tokens", prompt_tokens, _check.integer)
+    B = _check.values("batch", batch, _check.integer)
     return B * (2.0 * m.active_params * s + 2.0 * m.layers * s * s * m.d_attn)
 
 
@@ -197,8 +175,8 @@ def decode_flops(model, context, batch=1):
     '1.606e+10'
     """
     m = models.get(model)
-    c = _values("context", context, integer=True)
-    B = _values("batch", batch, integer=True)
+    c = _check.values("context", context, _check.integer)
+    B = _check.values("batch", batch, _check.integer)
     return B * (2.0 * m.active_params + 4.0 * m.layers * c * m.d_attn)
 
 
@@ -209,8 +187,8 @@ def prefill_bytes(model, prompt_tokens, batch=1, weight_dtype="bf16", kv_dtype="
     >>> round(prefill_bytes("Llama-3-8B", 2048) / 1e9, 2)
     16.33
     """
-    s = _values("prompt_tokens", prompt_tokens, integer=True)
-    B = _values("batch", batch, integer=True)
+    s = _check.values("prompt_tokens", prompt_tokens, _check.integer)
+    B = _check.values("batch", batch, _check.integer)
     return weights_read_per_step(model, B * s, weight_dtype) + B * s * model_kv_bytes_per_token(model, kv_dtype)
 
 
@@ -224,8 +202,8 @@ def decode_bytes(model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16"):
     >>> (decode_bytes("Llama-3-8B", 1024, [1, 64]) / 1e9).round(1).tolist()
     [16.2, 24.7]
     """
-    c = _values("context", context, integer=True)
-    B = _values("batch", batch, integer=True)
+    c = _check.values("context", context, _check.integer)
+    B = _check.values("batch", batch, _check.integer)
     return weights_read_per_step(model, B, weight_dtype) + B * (c + 1) * model_kv_bytes_per_token(model, kv_dtype)
 
 
@@ -264,8 +242,8 @@ def decode_tokens_per_second_bound(bandwidth, weight_bytes, kv_bytes=0.0):
     >>> round(decode_tokens_per_second_bound(3.35e12, 16.06e9))
     209
     """
-    bw = _values("bandwidth", bandwidth)
-    return bw / (_values("weight_bytes", weight_bytes) + _values("kv_bytes", kv_bytes, allow_zero=True))
+    bw = _check.values("bandwidth", bandwidth, _check.positive)
+    return bw / (_check.values("weight_bytes", weight_bytes, _check.positive) + _check.values("kv_bytes", kv_bytes))
 
 def max_batch(memory_bytes, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=0.9) -> int:
     """Most sequences of ``context`` tokens whose KV cache fits beside the weights:
@@ -311,7 +289,7 @@ def energy_per_token(power, tokens_per_second):
     >>> round(energy_per_token(700, 207), 2), round(energy_per_token(700, 8695), 3)
     (3.38, 0.081)
     """
-    return _values("power", power, allow_zero=True) / _values("tokens_per_second", tokens_per_second)
+    return _check.values("power", power) / _check.values("tokens_per_second", tokens_per_second, _check.positive)
 
 
 def energy_per_query(power, tokens_per_second, tokens):
@@ -320,4 +298,4 @@ def energy_per_query(power, tokens_per_second, tokens):
     >>> round(energy_per_query(700, 206, 500) / 3600, 2)   # watt-hours
     0.47
     """
-    return _values("tokens", tokens, allow_zero=True) * energy_per_token(power, tokens_per_second)
+    return _check.values("tokens", tokens) * energy_per_token(power, tokens_per_second)

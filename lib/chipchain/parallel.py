@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from . import _check, activations, comms, compute, links, memory, models, systems
 
@@ -205,13 +204,14 @@ def bubble_fraction(pp, microbatches, virtual_stages=1):
 
     >>> bubble_fraction(16, 64), bubble_fraction(16, 64, virtual_stages=2)
     (0.234375, 0.1171875)
+    >>> import numpy as np
     >>> bubble_fraction(16, np.array([16, 192])).round(3).tolist()
     [0.938, 0.078]
     """
-    p = comms._real("pp", pp, integer=True)
-    m = comms._real("microbatches", microbatches, integer=True)
-    v = comms._real("virtual_stages", virtual_stages, integer=True)
-    return comms._out((p - 1) / (v * m))
+    p = _check.values("pp", pp, _check.integer)
+    m = _check.values("microbatches", microbatches, _check.integer)
+    v = _check.values("virtual_stages", virtual_stages, _check.integer)
+    return _check.result((p - 1) / (v * m))
 
 
 def idle_share(pp, microbatches, virtual_stages=1):
@@ -221,10 +221,10 @@ def idle_share(pp, microbatches, virtual_stages=1):
     >>> round(idle_share(16, 64), 3)
     0.19
     """
-    p = comms._real("pp", pp, integer=True)
-    m = comms._real("microbatches", microbatches, integer=True)
-    v = comms._real("virtual_stages", virtual_stages, integer=True)
-    return comms._out((p - 1) / (v * m + p - 1))
+    p = _check.values("pp", pp, _check.integer)
+    m = _check.values("microbatches", microbatches, _check.integer)
+    v = _check.values("virtual_stages", virtual_stages, _check.integer)
+    return _check.result((p - 1) / (v * m + p - 1))
 
 
 #: the pipeline schedules DeepSeek-V3's Table 2 compares: 1F1B (Narayanan et al. 2021, PipeDream-Flush), ZB1P

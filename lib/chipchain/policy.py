@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import _check, _data, hardware, units
-from .power import _values
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
            "rules", "rule", "thresholds", "Classification", "classify_numbers", "classify", "Placement", "placements",
@@ -51,7 +50,7 @@ def tpp_from(peak_flops, bits):
     >>> float(tpp_from(312e12, 16)), float(tpp_from(300e12, 16)), float(tpp_from(600e12, 8))
     (4992.0, 4800.0, 4800.0)
     """
-    return _values("peak_flops", peak_flops) / units.TFLOPS * _check.integer("bits", bits)
+    return _check.values("peak_flops", peak_flops) / units.TFLOPS * _check.integer("bits", bits)
 
 
 def tpp_precision(accelerator) -> tuple[float, str]:
@@ -92,7 +91,7 @@ def performance_density_from(tpp, die_area_mm2):
     >>> round(performance_density_from(4992, 826), 2)
     6.04
     """
-    return _values("tpp", tpp) / _values("die_area_mm2", die_area_mm2, positive=True)
+    return _check.values("tpp", tpp) / _check.values("die_area_mm2", die_area_mm2, _check.positive)
 
 
 def performance_density(accelerator) -> float:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, _data, hardware, systems
 from .units import kWh
@@ -38,31 +38,8 @@ __all__ = [
 
 
 # --- checks that accept arrays ------------------------------------------------------------------------------------
-def _values(name, value, *, positive=False, at_most=None):
-    """``value`` as a float, or a float array when it is array-like, checked element-wise (finite, ≥ 0 or > 0,
-    ≤ ``at_most``); ``ValueError`` naming the argument otherwise."""
-    if not isinstance(value, (list, tuple, np.ndarray)):
-        v = _check.positive(name, value) if positive else _check.nonnegative(name, value)
-        if at_most is not None and v > at_most:
-            raise ValueError(f"{name} must be at most {at_most:g}, got {value!r}")
-        return v
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be real numbers, got {value!r}") from None
-    if a.dtype == bool or np.asarray(value).dtype == bool:
-        raise ValueError(f"{name} must be real numbers, not flags, got {value!r}")
-    if a.size == 0 or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite numbers (no NaN or infinity), got {value!r}")
-    if np.any(a <= 0 if positive else a < 0):
-        raise ValueError(f"{name} must be {'greater than zero' if positive else 'non-negative'}, got {value!r}")
-    if at_most is not None and np.any(a > at_most):
-        raise ValueError(f"{name} must be at most {at_most:g}, got {value!r}")
-    return a
-
-
 def _pue(pue):
-    p = _values("pue", pue, positive=True)
+    p = _check.values("pue", pue, _check.positive)
     if np.any(np.asarray(p) < 1):
         raise ValueError(f"pue must be at least 1 (facility energy cannot be less than IT energy), got {pue!r}")
     return p
@@ -72,7 +49,7 @@ def _watts(gpu_power):
     """Watts per accelerator: a number (or array), or an accelerator name/record meaning its catalog TDP."""
     if isinstance(gpu_power, (str, hardware.Accelerator)):
         return accelerator_power(gpu_power)
-    return _values("gpu_power", gpu_power, positive=True)
+    return _check.values("gpu_power", gpu_power, _check.positive)
 
 
 # --- reference data --------------------------------------------------------------------------------------------
@@ -157,7 +134,7 @@ def it_power(n_gpus, gpu_power, host_share=0.0):
     614.4
     """
     n = _check.integer("n_gpus", n_gpus)
-    return n * (_watts(gpu_power) + _values("host_share", host_share))
+    return n * (_watts(gpu_power) + _check.values("host_share", host_share))
 
 
 def facility_power(n_gpus, gpu_power, host_share=0.0, pue=1.0):
@@ -180,8 +157,8 @@ def accelerators_supported(site_power, gpu_power, host_share=0.0, pue=1.0):
     >>> round(accelerators_supported(10e9, "H100") / 1e6, 1)
     14.3
     """
-    s = _values("site_power", site_power, positive=True)
-    return s / (_pue(pue) * (_watts(gpu_power) + _values("host_share", host_share)))
+    s = _check.values("site_power", site_power, _check.positive)
+    return s / (_pue(pue) * (_watts(gpu_power) + _check.values("host_share", host_share)))
 
 
 # --- energy, cost, emissions ------------------------------------------------------------------------------------
@@ -194,8 +171,8 @@ def run_energy(n_gpus, gpu_power, seconds, host_share=0.0, pue=1.0, power_fracti
     >>> round(run_energy(2048, 700, 90 * 86400) / 3.6e12, 2)     # GWh
     3.1
     """
-    t = _values("seconds", seconds, positive=True)
-    f = _values("power_fraction", power_fraction, positive=True, at_most=1.0)
+    t = _check.values("seconds", seconds, _check.positive)
+    f = _check.values("power_fraction", power_fraction, _check.fraction)
     return facility_power(n_gpus, gpu_power, host_share, pue) * f * t
 
 
@@ -207,7 +184,7 @@ def electricity_cost(energy, price_per_kwh):
     >>> round(electricity_cost(3.0e6 * 3.6e6, 0.12))
     360000
     """
-    return _values("energy", energy) / kWh * _values("price_per_kwh", price_per_kwh)
+    return _check.values("energy", energy) / kWh * _check.values("price_per_kwh", price_per_kwh)
 
 
 def emissions(energy, kg_co2_per_kwh):
@@ -219,7 +196,7 @@ def emissions(energy, kg_co2_per_kwh):
     >>> round(emissions(433_196 * 3.6e6, 0.057) / 1e3, 1)
     24.7
     """
-    return _values("energy", energy) / kWh * _values("kg_co2_per_kwh", kg_co2_per_kwh)
+    return _check.values("energy", energy) / kWh * _check.values("kg_co2_per_kwh", kg_co2_per_kwh)
 
 
 def household_years(energy, kwh_per_household_year=None):
@@ -230,7 +207,7 @@ def household_years(energy, kwh_per_household_year=None):
     >>> round(household_years(50e6 * 3.6e6))
     4666
     """
-    e = _values("energy", energy)
+    e = _check.values("energy", energy)
     h = fact("us_household_kwh_per_year") if kwh_per_household_year is None else _check.positive(
         "kwh_per_household_year", kwh_per_household_year)
     return e / kWh / h
@@ -262,8 +239,8 @@ def realised_efficiency(accelerator, mfu, pue=1.0, host_share=0.0, dtype="bf16",
     """
     acc = hardware.get(accelerator)
     peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
-    watts = _watts(acc if gpu_power is None else gpu_power) + _values("host_share", host_share)
-    return peak * _values("mfu", mfu, positive=True, at_most=1.0) / (_pue(pue) * watts)
+    watts = _watts(acc if gpu_power is None else gpu_power) + _check.values("host_share", host_share)
+    return peak * _check.values("mfu", mfu, _check.fraction) / (_pue(pue) * watts)
 
 
 # --- a run's ledger -----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, _data
 from .units import DAY
@@ -26,23 +26,6 @@ __all__ = [
     "log_value", "RootCause", "root_causes", "root_cause_share", "root_cause_check",
     "llama3_mtbf", "llama3_per_gpu_rate", "per_gpu_rate", "cluster_mtbf", "spare_nodes",
 ]
-
-
-def _arg(check, name: str, value):
-    """``check(name, value)`` for a scalar; for an array, the same rule element-wise (finite, and the sign or
-    range ``check`` demands), returned as a float array. Used by the equations that accept arrays."""
-    if np.ndim(value) == 0:
-        return check(name, value.item() if isinstance(value, np.generic | np.ndarray) else value)
-    a = np.asarray(value)
-    if a.dtype.kind not in "iuf" or a.size == 0:
-        raise ValueError(f"{name} must be a real number or a non-empty array of them, got {value!r}")
-    a = a.astype(float)
-    bad = ~np.isfinite(a)
-    if bad.any():
-        raise ValueError(f"{name} must be finite, got {a[bad][0]!r}")
-    for x in (a.min(), a.max()):                 # the extremes decide every range check
-        check(name, float(x))
-    return a
 
 
 # --- failure arithmetic ------------------------------------------------------------------------------------------
@@ -87,7 +70,7 @@ def mtbf(rate):
     >>> mtbf(1 / 3600)
     3600.0
     """
-    return 1.0 / _arg(_check.positive, "rate", rate)
+    return 1.0 / _check.values("rate", rate, _check.positive)
 
 
 def expected_failures(rate, seconds):
@@ -96,7 +79,7 @@ def expected_failures(rate, seconds):
     >>> expected_failures(1 / 3600, 86400)
     24.0
     """
-    return _arg(_check.nonnegative, "rate", rate) * _arg(_check.nonnegative, "seconds", seconds)
+    return _check.values("rate", rate, _check.nonnegative) * _check.values("seconds", seconds, _check.nonnegative)
 
 
 def prob_no_failure(rate, seconds):

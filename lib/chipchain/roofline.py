@@ -13,7 +13,6 @@ memory-bound, one above it compute-bound.
 """
 from __future__ import annotations
 
-import numbers
 
 from . import _check
 from .hardware import get
@@ -25,30 +24,12 @@ __all__ = [
 ]
 
 
-def _real(name, value, allow_zero=False):
-    """A number checked by ``_check``, or an array-like whose every element is a finite real > 0 (≥ 0 with
-    ``allow_zero``), returned as a float ndarray — so the equations below work element-wise on NumPy arrays."""
-    if isinstance(value, (numbers.Real, str, bytes)) or value is None:
-        return _check.number(name, value, allow_zero=allow_zero)
-    import numpy as np
-
-    raw = np.asarray(value)
-    if raw.dtype.kind not in "iuf" or raw.size == 0:
-        raise ValueError(f"{name} must be a real number or a non-empty array of them, got {value!r}")
-    a = raw.astype(float)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite (no NaN or infinity), got {value!r}")
-    if np.any(a < 0) or (not allow_zero and np.any(a == 0)):
-        raise ValueError(f"{name} must be {'≥' if allow_zero else '>'} 0 everywhere, got minimum {a.min()!r}")
-    return a
-
-
 def _positive(name, value):
-    return _real(name, value)
+    return _check.values(name, value, _check.positive)
 
 
 def _nonnegative(name, value):
-    return _real(name, value, allow_zero=True)
+    return _check.values(name, value)
 
 
 def arithmetic_intensity(flops, nbytes):

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
+from ._lazy import np
 
 from . import _check, systems
 from .units import DAY, HOUR

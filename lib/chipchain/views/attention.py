@@ -3,7 +3,7 @@ and peak-memory figures and the traffic explorer. Every number comes from :mod:`
 algorithms) and :mod:`chipchain.attention_io` (the IO model and sizes)."""
 from __future__ import annotations
 
-import numpy as np
+from .._lazy import np
 
 from .. import _check, attention, attention_io, models, plotting, units, widgets
 

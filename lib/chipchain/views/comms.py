@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
+from .._lazy import np
 
 from .. import comms, hardware, links, plotting, systems, units, widgets
 

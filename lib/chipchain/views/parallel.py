@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
+from .._lazy import np
 
 from .. import hardware, memory, parallel, plans, plotting, widgets
 from ..units import fmt_bytes, fmt_duration, fmt_percent

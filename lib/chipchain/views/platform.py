@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
+from .._lazy import np
 
 from .. import _data, datapath, plotting, scheduling, widgets
 from ..units import HOUR

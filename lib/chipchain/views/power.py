@@ -4,7 +4,7 @@ Every number comes from :mod:`chipchain.power` and :mod:`chipchain.economics`; n
 """
 from __future__ import annotations
 
-import numpy as np
+from .._lazy import np
 
 from .. import _data, economics, plotting, power, units, widgets
 

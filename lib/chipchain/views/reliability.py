@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from functools import lru_cache
 
-import numpy as np
+from .._lazy import np
 
 from .. import _check, _data, checkpoint, failsim, plotting, reliability, widgets
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
