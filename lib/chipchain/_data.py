@@ -23,7 +23,7 @@ from . import _check
 from ._check import Missing
 
 __all__ = ["CHECK_LEVELS", "rows", "json_data", "optional_float", "optional_int", "split_aliases", "scaled",
-           "Missing", "is_missing", "figure", "Registry"]
+           "Missing", "is_missing", "figure", "Record", "Registry"]
 
 #: how well a row was checked: primary source read, secondary source quoting it, unverified (an estimate)
 CHECK_LEVELS = ("V", "V2", "U")
@@ -90,6 +90,34 @@ def is_missing(value) -> bool:
 def figure(value, part: str, field: str):
     """``value``, or :class:`Missing` naming ``part`` and ``field`` when the cell was empty (``None``)."""
     return Missing(part, field) if value is None else value
+
+
+class Record:
+    """What every catalog record shares (mixed into each registry's frozen dataclass, which has ``name``,
+    ``checked`` and ``source`` fields): whether it is an estimate, and a figure that must be there.
+
+    >>> from chipchain import hardware
+    >>> hardware.get("H20").is_estimate, hardware.get("H100").is_estimate
+    (True, False)
+    >>> hardware.get("B200").require("sms")
+    Traceback (most recent call last):
+    ...
+    ValueError: B200 has no 'sms' figure in the catalog
+    """
+
+    __slots__ = ()
+
+    @property
+    def is_estimate(self) -> bool:
+        """True when the row is unverified (``checked == "U"``): the book labels it an estimate."""
+        return self.checked == "U"
+
+    def require(self, attribute: str):
+        """The value of a field, or a ``ValueError`` naming the record and the field when the catalog lacks it."""
+        value = getattr(self, attribute)
+        if is_missing(value):
+            raise ValueError(f"{self.name} has no {attribute!r} figure in the catalog")
+        return value
 
 
 class Registry:

@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 from . import _check
-from .units import DAY, HOUR
+from .units import HOUR
 
 __all__ = [
     "training_flops", "megatron_flops_per_iteration", "training_time", "gpu_hours",
-    "gpus_needed", "mfu", "cost", "megatron_training_time", "days",
+    "gpus_needed", "mfu", "cost", "megatron_training_time",
 ]
 
 
@@ -135,12 +135,3 @@ def megatron_training_time(tokens, params, n_gpus, achieved_flops) -> float:
     p = _check.positive("params", params)
     n = _check.integer("n_gpus", n_gpus)
     return 8.0 * t * p / (n * _check.positive("achieved_flops", achieved_flops))
-
-
-def days(seconds) -> float:
-    """Seconds → days.
-
-    >>> days(86400 * 1.5)
-    1.5
-    """
-    return _check.nonnegative("seconds", seconds) / DAY

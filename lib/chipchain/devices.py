@@ -27,7 +27,7 @@ KINDS = ("edge",)
 
 
 @dataclass(frozen=True)
-class Device:
+class Device(_data.Record):
     """An edge device, in SI units; missing figures are :class:`~chipchain._data.Missing`."""
 
     name: str
@@ -46,10 +46,6 @@ class Device:
     notes: str
     aliases: tuple = ()
 
-    @property
-    def is_estimate(self) -> bool:
-        """True when the row is unverified (``checked == "U"``)."""
-        return self.checked == "U"
 
 
 def _build():

@@ -34,7 +34,7 @@ CHECK_LEVELS = _data.CHECK_LEVELS
 
 
 @dataclass(frozen=True)
-class Accelerator:
+class Accelerator(_data.Record):
     """One accelerator, in SI units. Missing figures are :class:`~chipchain._data.Missing`: any arithmetic
     with one raises a ``ValueError`` naming the part and the field (the catalog does not guess)."""
 
@@ -61,10 +61,6 @@ class Accelerator:
     notes: str
     aliases: tuple = ()
 
-    @property
-    def is_estimate(self) -> bool:
-        """True when the row is unverified (``checked == "U"``)."""
-        return self.checked == "U"
 
     def precisions(self) -> list[str]:
         """The precisions this part has a published (or estimated) peak for, widest first.
@@ -96,18 +92,6 @@ class Accelerator:
             return value * self.sparse_factor
         return value
 
-    def require(self, attribute: str) -> float:
-        """The value of a numeric attribute, or a ``ValueError`` naming the part and the field.
-
-        >>> get("TPU-v4").require("tdp")
-        Traceback (most recent call last):
-        ...
-        ValueError: TPU-v4 has no 'tdp' figure in the catalog
-        """
-        value = getattr(self, attribute)
-        if _data.is_missing(value):
-            raise ValueError(f"{self.name} has no {attribute!r} figure in the catalog")
-        return value
 
 
 def _row_to_accelerator(row: dict) -> Accelerator:

@@ -20,7 +20,7 @@ __all__ = ["Link", "get", "names", "all_links"]
 
 
 @dataclass(frozen=True)
-class Link:
+class Link(_data.Record):
     """One kind of link, in SI units (see the module docstring for the conventions)."""
 
     name: str
@@ -36,10 +36,6 @@ class Link:
     notes: str
     aliases: tuple = ()
 
-    @property
-    def is_estimate(self) -> bool:
-        """True when the row is unverified (``checked == "U"``)."""
-        return self.checked == "U"
 
 
 def _build():

@@ -29,7 +29,7 @@ ATTENTION_KINDS = ("mha", "gqa", "mla")
 
 
 @dataclass(frozen=True)
-class Model:
+class Model(_data.Record):
     """A decoder-only transformer. Counts are plain numbers; ``seq`` is the training sequence length (tokens).
 
     ``attention`` is ``"mha"``, ``"gqa"`` or ``"mla"``; MLA models cache ``kv_lora_rank + rope_head_dim`` elements
@@ -110,23 +110,7 @@ class Model:
         """Query width heads × head_dim (the ``d_attn`` of Kaplan et al. 2020, Table 1)."""
         return self.heads * self.head_dim
 
-    @property
-    def is_estimate(self) -> bool:
-        """True when the row is unverified (``checked == "U"``)."""
-        return self.checked == "U"
 
-    def require(self, attribute: str):
-        """The value of an optional field, or a ``ValueError`` naming the model and the field.
-
-        >>> get("DeepSeek-V3").require("ffn")
-        Traceback (most recent call last):
-        ...
-        ValueError: DeepSeek-V3 has no 'ffn' figure in the catalog
-        """
-        value = getattr(self, attribute)
-        if value is None:
-            raise ValueError(f"{self.name} has no {attribute!r} figure in the catalog")
-        return value
 
 
 def params_from_shape(layers, hidden, vocab, heads=None, kv_heads=None, head_dim=None, ffn=None, mlp_matrices=2,

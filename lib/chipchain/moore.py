@@ -21,7 +21,7 @@ __all__ = ["ProcessNode", "get", "names", "all_nodes", "node_intervals", "doubli
 
 
 @dataclass(frozen=True)
-class ProcessNode:
+class ProcessNode(_data.Record):
     """A foundry process node and the (fractional) year it entered volume production."""
 
     name: str
@@ -32,10 +32,6 @@ class ProcessNode:
     notes: str
     aliases: tuple = ()
 
-    @property
-    def is_estimate(self) -> bool:
-        """True when the row is unverified (``checked == "U"``): a planned date."""
-        return self.checked == "U"
 
 
 def _build():

@@ -25,7 +25,7 @@ GENERIC = "PCIe-server"
 
 
 @dataclass(frozen=True)
-class Node:
+class Node(_data.Record):
     """One server design: ``gpus_per_node`` accelerators joined by ``intra``, with ``nics_per_node`` ports of
     ``inter`` to the rest of the cluster. ``accelerator`` is ``None`` only for the generic PCIe server."""
 
