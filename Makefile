@@ -35,14 +35,14 @@ assets: $(VENV_STAMP) _site_assets/widgets_shim.js
 book: assets
 	rm -rf _build/html _build/.doctrees
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
-	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser
+	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser, offline
 	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
 
 test-unit: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
 
 test-nbval: $(VENV_STAMP)
-	$(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
+	$(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters labs
 
 test-build: book
 
@@ -72,6 +72,7 @@ lock: $(VENV_STAMP)
 clean:
 	rm -rf _build _site_assets
 
-# JupyterLite: every chapter plus a chipchain wheel, runnable in the browser with the Pyodide kernel (book/lite.md).
-lite: $(VENV_STAMP)
+# JupyterLite: every chapter plus a chipchain wheel, runnable in the browser with the Pyodide kernel (book/lite.md);
+# the Pyodide runtime comes from node_modules (npm pyodide), its packages from the venv, each checked by sha256.
+lite: $(VENV_STAMP) $(NODE_STAMP)
 	$(PY) tools/build_lite.py --output-dir _lite

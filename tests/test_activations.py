@@ -94,7 +94,56 @@ def test_activation_bad_input():
         A.activation_bytes_per_layer(0, 1, 12288, 96)
     with pytest.raises(ValueError, match="sequence_parallel"):
         A.activation_bytes_per_layer(2048, 1, 12288, 96, sequence_parallel=1)
-    with pytest.raises(ValueError, match="layers"):
+    with pytest.raises(ValueError, match=r"pp \(5\) must divide layers \(96\)"):
         A.activation_bytes_per_stage(2048, 1, 12288, 96, 96, pp=5)
     with pytest.raises(ValueError, match="every"):
         A.checkpointed_activation_bytes(4, 8, 1.0, 1.0)
+
+
+# --- divisibility: a plan that cannot exist raises, naming the argument (issue 13: tp = 7 with 96 heads) ------------
+
+@settings(max_examples=80, deadline=None)
+@given(tp=st.integers(1, 130), pp=st.integers(1, 100))
+def test_property_tp_and_pp_must_divide_the_model(tp, pp):
+    g = models.get("175B")                                    # 96 heads, 12,288 hidden, 96 layers
+    if g.heads % tp or g.hidden % tp:
+        with pytest.raises(ValueError, match=rf"^tp \({tp}\) must divide"):
+            A.activation_bytes_per_layer(g.seq, 1, g.hidden, g.heads, tp=tp)
+    else:
+        assert A.activation_bytes_per_layer(g.seq, 1, g.hidden, g.heads, tp=tp) > 0
+    if g.layers % pp:
+        with pytest.raises(ValueError, match=rf"^pp \({pp}\) must divide layers"):
+            A.activation_bytes_per_stage(g.seq, 1, g.hidden, g.heads, g.layers, pp=pp)
+
+
+def test_activation_table_refuses_tp_7_for_96_heads():
+    from chipchain import views
+
+    with pytest.raises(ValueError, match=r"tp \(7\) must divide heads \(96\)"):
+        views.memory.activation_table("175B", tp=7)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seq=st.integers(1, 2**20), batch=st.integers(1, 4096), layers=st.sampled_from([1, 24, 96, 126]),
+       pp=st.sampled_from([1, 2, 3, 6]), m=st.integers(1, 10**6), v=st.integers(1, 8))
+def test_property_stage_activations_bounded_and_finite(seq, batch, layers, pp, m, v):
+    """The first stage never holds more than min(p, m) micro-batches of its L/p layers × the interleaving factor;
+    finite for million-token sequences and million-micro-batch schedules."""
+    if layers % pp:
+        return
+    per_layer = A.activation_bytes_per_layer(seq, batch, 12288, 96)
+    got = A.activation_bytes_per_stage(seq, batch, 12288, 96, layers, pp=pp, microbatches=m, virtual_stages=v)
+    assert 0 < got <= per_layer * layers / pp * min(pp, m) * 2 and got == got
+
+
+@settings(max_examples=80, deadline=None)
+@given(layers=st.integers(1, 1000), every=st.integers(1, 1000), layer=st.floats(0, 1e12), boundary=st.floats(0, 1e12))
+def test_property_checkpointing_keeps_boundaries_plus_one_segment(layers, every, layer, boundary):
+    if every > layers:
+        with pytest.raises(ValueError, match="every"):
+            A.checkpointed_activation_bytes(layers, every, layer, boundary)
+        return
+    kept = A.checkpointed_activation_bytes(layers, every, layer, boundary)
+    assert kept == pytest.approx(-(-layers // every) * boundary + every * layer)
+    if boundary <= layer and every == 1:                      # keeping every layer's input + one layer ≤ L+1 layers
+        assert kept <= (layers + 1) * layer + 1e-6

@@ -290,3 +290,16 @@ def test_plot_helpers_return_axes():
     ax2 = views.attention.plot_peak_memory(measured)
     assert ax2 is not ax and len(ax2.get_lines()) == 4
     plt.close("all")
+
+
+# --- properties of the memory models: linear in N for flash, quadratic for standard; finite at 10⁶ tokens ------------
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 2**20), d=st.integers(1, 256), heads=st.integers(1, 128), bq=st.integers(1, 512),
+       bk=st.integers(1, 512), b=st.sampled_from([2, 4, 8]))
+def test_property_extra_memory_models(n, d, heads, bq, bk, b):
+    naive = at.naive_extra_memory(n, d, heads, b)
+    flash = at.flash_extra_memory(n, d, bq, bk, heads, b)
+    assert math.isfinite(naive) and math.isfinite(flash) and naive > 0 and flash > 0
+    assert at.naive_extra_memory(2 * n, d, heads, b) > 3 * naive - 4 * n * d * heads * b     # ~4× (2N² term)
+    assert at.flash_extra_memory(2 * n, d, bq, bk, heads, b) <= 2 * flash + 1e-6               # at most linear

@@ -130,3 +130,68 @@ def test_size_bad_input():
         ck.write_seconds(1e9, 0)
     with pytest.raises(ValueError, match="overhead"):
         ck.required_write_bandwidth(1e9, 1800, 5)
+
+
+# --- properties over the whole input range: MTBFs from a minute to five years, each call < 1 s, never NaN -----------
+
+import time  # noqa: E402
+
+from chipchain import memory  # noqa: E402
+
+YEARS5 = 5 * 365 * DAY
+MTBF = st.floats(60.0, YEARS5)
+WRITE = st.floats(0.1, 4 * HOUR)
+RESTART = st.floats(0.0, 2 * DAY)
+
+
+def _timed(f, *args):
+    t0 = time.perf_counter()
+    out = f(*args)
+    assert time.perf_counter() - t0 < 1.0, f"{f.__name__}{args} took more than a second"
+    return out
+
+
+@given(c=WRITE, r=RESTART, m=MTBF)
+@settings(max_examples=60, deadline=None)
+def test_property_optimal_interval_is_at_least_as_good_as_daly(c, r, m):
+    tau = _timed(ck.optimal_interval, c, r, m)
+    assert math.isfinite(tau) and tau > 0
+    g_opt, g_daly = ck.goodput(tau, c, r, m), ck.goodput(ck.daly_interval(c, m), c, r, m)
+    assert 0.0 <= g_daly <= g_opt * (1 + 1e-9) + 1e-300 and g_opt <= 1.0
+
+
+@given(t=st.floats(1.0, 10 * YEARS5), c=st.floats(0.0, 4 * HOUR), r=RESTART, m=MTBF)
+@settings(max_examples=100, deadline=None)
+def test_property_goodput_is_a_fraction_never_nan(t, c, r, m):
+    """A multi-year segment against a one-minute MTBF has goodput 0, not NaN or an overflow."""
+    g = _timed(ck.goodput, t, c, r, m)
+    assert 0.0 <= g < 1.0 and not math.isnan(g)
+    assert ck.goodput_first_order(t, c, r, m) <= 1.0
+    lost = ck.lost_seconds_per_week(g)
+    assert 0.0 <= lost <= 7 * DAY
+    assert ck.time_lost_per_failure(t, c, r) == pytest.approx((t + c) / 2 + r)
+
+
+@given(params=st.floats(1e6, 1e13), bpp=st.floats(0.5, 20.0), interval=st.floats(60.0, YEARS5),
+       stall=st.floats(1e-4, 1.0))
+@settings(max_examples=100, deadline=None)
+def test_property_write_bandwidth_meets_its_stall(params, bpp, interval, stall):
+    """Writing S at B = S / (stall·τ) takes exactly stall·τ seconds."""
+    s = _timed(ck.checkpoint_bytes, params, bpp)
+    b = _timed(ck.required_write_bandwidth, s, interval, stall)
+    assert _timed(ck.write_seconds, s, b) == pytest.approx(stall * interval)
+
+
+@pytest.mark.parametrize("name", memory.recipe_names())
+def test_restart_state_is_the_recipe_without_gradients(name):
+    r = memory.recipe(name)
+    assert ck.restart_bytes_per_param(name) == r.weights + r.master + r.moments
+    assert ck.restart_bytes_per_param(name) == r.total - r.gradients < r.total
+
+
+def test_restart_state_of_mixed_adam_is_14_bytes():
+    # Rajbhandari et al. 2020 §3.1: 2 (fp16 weights) + 4 (fp32 master) + 4 + 4 (Adam m, v); the 2-byte gradients
+    # are recomputed after a restart
+    assert ck.restart_bytes_per_param() == ck.restart_bytes_per_param("bf16-mixed") == 14
+    with pytest.raises(KeyError, match="mixed-adam"):
+        ck.restart_bytes_per_param("mixd-adam")

@@ -2,7 +2,7 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from chipchain import models, compute, hardware
 from chipchain.units import DAY, YEAR
@@ -106,3 +106,53 @@ def test_megatron_eq4_trillion_parameter_example():
     # Narayanan et al. 2021, §5.1 after Eq. 4: a 1T-parameter model on 450B tokens with 3,072 A100 at 163 TFLOP/s
     # each trains in about 84 days
     assert compute.megatron_training_time(450e9, 1e12, 3072, 163e12) / DAY == pytest.approx(84, rel=0.02)
+
+
+# --- properties (hypothesis): up to 10⁶ GPUs and multi-year runs, each call under a second ----------------------
+
+SECOND = settings(deadline=1000, max_examples=80)
+
+
+@SECOND
+@given(st.floats(1e6, 1e15), st.floats(1e6, 1e16), st.integers(1, 10**6), st.floats(1e12, 1e16),
+       st.floats(0.01, 1.0))
+def test_time_gpu_hours_and_gpus_needed_describe_one_run(params, tokens, n, peak, mfu):
+    """One run seen three ways: n GPUs for T seconds is n·T/3600 GPU-hours (independent of n), and finishing in T
+    needs n GPUs. Holds from one GPU to a million and from seconds to centuries."""
+    c = compute.training_flops(params, tokens)
+    t = compute.training_time(c, n, peak, mfu)
+    assert math.isfinite(t) and t > 0
+    assert compute.gpu_hours(c, peak, mfu) == pytest.approx(n * t / 3600, rel=1e-9)
+    assert compute.gpus_needed(c, peak, mfu, t) == pytest.approx(n, rel=1e-9)
+    assert compute.cost(compute.gpu_hours(c, peak, mfu), 2.0) == pytest.approx(2.0 * n * t / 3600, rel=1e-9)
+
+
+@SECOND
+@given(st.integers(1, 4096), st.integers(1, 2**17), st.integers(1, 256), st.integers(64, 2**16),
+       st.integers(1, 2**18))
+def test_megatron_recomputation_adds_one_forward_pass(batch, seq, layers, hidden, vocab):
+    """Narayanan et al. 2021, Eq. 3: full recomputation repeats the forward pass, so it costs 96/72 = 4/3 of the
+    plain iteration; the plain iteration is at least 6ND for the 12·l·h² transformer-block parameters."""
+    with_r = compute.megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=True)
+    without = compute.megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=False)
+    assert with_r == pytest.approx(without * 4 / 3, rel=1e-12)
+    assert without >= compute.training_flops(12 * layers * hidden**2, batch * seq) * (1 - 1e-12)
+
+
+@SECOND
+@given(st.floats(1e9, 1e16), st.floats(1e6, 1e15), st.integers(1, 10**6), st.floats(1e12, 1e16))
+def test_megatron_eq4_is_6nd_plus_the_recomputed_forward(tokens, params, n, achieved):
+    """Eq. 4's 8·T·P/(n·X) is 6ND plus a third for recomputation, run at X per GPU."""
+    t = compute.megatron_training_time(tokens, params, n, achieved)
+    assert t == pytest.approx(compute.training_time(compute.training_flops(params, tokens) * 8 / 6, n, achieved, 1.0),
+                              rel=1e-12)
+
+
+@SECOND
+@given(st.floats(0, 1e16), st.floats(1e9, 1e16))
+def test_mfu_is_a_fraction_or_an_error(achieved, peak):
+    if achieved > peak:
+        with pytest.raises(ValueError, match="cannot exceed"):
+            compute.mfu(achieved, peak)
+    else:
+        assert 0 <= compute.mfu(achieved, peak) <= 1

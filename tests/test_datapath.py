@@ -85,3 +85,46 @@ def test_packing_explorer_bad_combination():
         vp.packing_view(2048, 1.0, 2048)
     ex = vp.packing_explorer()
     assert "FFD packing" in ex.render_current()
+
+
+# --- properties (issue 13): every public function answers within a second, never NaN, up to 10⁶ GPUs ------------
+import math
+import time
+
+from chipchain import models, systems
+
+
+def _fast(call):
+    t = time.perf_counter()
+    out = call()
+    assert time.perf_counter() - t < 1.0
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 20_000), median=st.floats(1, 5_000), sigma=st.floats(0.01, 3), max_len=st.integers(1, 131_072),
+       seed=st.integers(0, 2**31))
+def test_sampled_lengths_respect_their_bounds(n, median, sigma, max_len, seed):
+    ls = _fast(lambda: dp.sample_lengths(n, median, sigma, max_len, seed))
+    assert len(ls) == n and min(ls) >= 1 and max(ls) <= max_len
+    # a packed or padded batch holds real tokens only in part: efficiencies are fractions, never NaN
+    for eff in (_fast(lambda: dp.padding_efficiency(ls, 16)), _fast(lambda: dp.packing_efficiency(ls, max_len))):
+        assert 0 < eff <= 1 and not math.isnan(eff)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 10**6), peak=st.floats(1e12, 1e16), mfu=st.floats(0.01, 1), params=st.floats(1e6, 2e12))
+def test_loader_rate_scales_with_the_cluster(n, peak, mfu, params):
+    r = _fast(lambda: dp.loader_tokens_per_second(n, peak, mfu, params))
+    assert r > 0 and math.isfinite(r)
+    assert dp.loader_tokens_per_second(2 * n, peak, mfu, params) == pytest.approx(2 * r)   # twice the GPUs, twice
+    b = dp.loader_bytes_per_second(r, 4.0, 0.5)
+    assert b >= 4.0 * r and math.isfinite(b)               # overheads only add bytes
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(models.names()), acc=st.sampled_from(["A100", "H100", "H800", "B200"]),
+       n=st.integers(1, 10**6), mfu=st.floats(0.01, 1))
+def test_cluster_rate_for_any_catalog_model(model, acc, n, mfu):
+    r = _fast(lambda: dp.cluster_tokens_per_second(model, systems.cluster(acc, n), mfu))
+    assert r > 0 and math.isfinite(r)

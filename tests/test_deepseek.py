@@ -215,3 +215,86 @@ def test_plot_pipeline_efficiency_lines():
     y = lines["DualPipe"].get_ydata()
     assert y[-1] == pytest.approx(100 * ds.pipeline_efficiency("DualPipe", 16, 256, comm=0.5))
     assert all(a <= b for a, b in zip(y, y[1:]))
+
+
+# --- issue 13: properties of every public function (up to 10⁶ GPUs and multi-year runs; each call < 1 s) ---------
+
+import dataclasses
+import math
+import time
+
+
+def _quick(call):
+    t = time.perf_counter()
+    out = call()
+    assert time.perf_counter() - t < 1.0
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(hours=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.floats(0, 1e12), min_size=1),
+       price=st.floats(0, 1e3))
+def test_ledger_adds_up_for_any_run(hours, price):
+    # total GPU-hours = Σ stages; dollars = hours × price per stage and in total; a stage reads back as written
+    run = dataclasses.replace(ds.V3, gpu_hours=hours, price_per_gpu_hour=price)
+    total = _quick(lambda: ds.gpu_hours_total(run))
+    assert total == pytest.approx(sum(hours.values()))
+    cost = _quick(lambda: ds.cost_breakdown(run))
+    assert cost["total"] == pytest.approx(total * price) and cost["total"] == pytest.approx(
+        sum(v for k, v in cost.items() if k != "total"), rel=1e-12, abs=1e-6)
+    assert all(ds.stage_gpu_hours(k, run) == v for k, v in hours.items())
+
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.floats(1, 1e12), n=st.integers(1, 1_000_000))
+def test_days_per_trillion_is_hours_over_gpus(h, n):
+    # 180 K GPU-hours on 2,048 GPUs is 3.66 days; twice the GPUs halve the wall clock
+    d = _quick(lambda: ds.days_per_trillion_tokens(h, n))
+    assert math.isfinite(d) and d * n * 24 == pytest.approx(h)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n_act=st.floats(1e6, 1e13), tokens=st.floats(1e6, 1e15), hours=st.floats(1e3, 1e12),
+       acc=st.sampled_from(["H800", "H100", "A100", "B200"]), dtype=st.sampled_from(["bf16", "fp8"]))
+def test_achieved_flops_and_mfu_are_6nd_over_time(n_act, tokens, hours, acc, dtype):
+    x = _quick(lambda: ds.achieved_flops(n_act, tokens, hours))
+    assert x * hours * 3600 == pytest.approx(6 * n_act * tokens)
+    peak = hardware.get(acc).peak_flops(dtype) if dtype in hardware.get(acc).precisions() else None
+    if peak is None:
+        return
+    if x <= peak:
+        assert _quick(lambda: ds.implied_mfu(n_act, tokens, hours, acc, dtype)) == pytest.approx(x / peak)
+    else:                                             # more than the peak is impossible and says so
+        with pytest.raises(ValueError, match="cannot exceed peak"):
+            ds.implied_mfu(n_act, tokens, hours, acc, dtype)
+
+
+@settings(max_examples=30, deadline=None)
+@given(x=st.floats(1e9, 2e15), n=st.integers(1, 1_000_000), price=st.floats(0, 100),
+       acc=st.sampled_from(["H100", "H800", "A100"]))
+def test_job_on_conserves_the_work(x, n, price, acc):
+    # GPU-hours × 3600 × X = 6ND; days = hours / n / 24; dollars = hours × price — for clusters up to 10⁶ GPUs
+    peak = hardware.get(acc).peak_flops("bf16")
+    if x > peak:
+        with pytest.raises(ValueError):
+            ds.job_on(acc, x, n, price)
+        return
+    j = _quick(lambda: ds.job_on(acc, x, n, price))
+    assert j.gpu_hours * 3600 * x == pytest.approx(j.flops)
+    assert j.days * n * 24 == pytest.approx(j.gpu_hours) and j.dollars == pytest.approx(j.gpu_hours * price)
+    assert j.mfu == pytest.approx(x / peak)
+
+
+@settings(max_examples=30, deadline=None)
+@given(total=st.floats(1, 1e15), frac=st.floats(1e-6, 1))
+def test_moe_saving_is_at_least_one(total, frac):
+    s = _quick(lambda: ds.moe_flops_saving(total, total * frac))
+    assert s >= 1 - 1e-12 and s == pytest.approx(1 / frac)
+
+
+@settings(max_examples=30, deadline=None)
+@given(s=st.sampled_from(sorted(ds.SCHEDULES)), pp=st.integers(2, 1_000_000))
+def test_schedule_memory_holds_the_pipeline(s, pp):
+    # Table 2: every schedule holds at least PP micro-batches' activations; DualPipe one more and two copies
+    m = _quick(lambda: ds.schedule_memory(s, pp))
+    assert m.activation_microbatches == pp + (s == "DualPipe") and m.param_copies == (2 if s == "DualPipe" else 1)

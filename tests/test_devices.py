@@ -5,16 +5,17 @@ from chipchain import _data, devices, hardware
 
 
 def test_jetson_orin_nano_data_sheet():
-    # NVIDIA Jetson Orin Nano Series data sheet: 8 GB LPDDR5 at 68 GB/s, 15 W, 40 INT8 TOPS sparse = 20 dense
+    # NVIDIA Jetson Orin Nano Series data sheet: 8 GB LPDDR5 at 68 GB/s, 15 W, 40 INT8 TOPS sparse = 20 dense;
+    # DRAM capacity is binary (8 GiB), bandwidth decimal (issue 13: one convention for capacities)
     d = devices.get("Jetson-Orin-Nano-8GB")
-    assert (d.memory_bytes, d.memory_bandwidth, d.power, d.int8_ops) == (8e9, 68e9, 15.0, 20e12)
+    assert (d.memory_bytes, d.memory_bandwidth, d.power, d.int8_ops) == (8 * 2**30, 68e9, 15.0, 20e12)
     assert d.kind == "edge" and not d.is_estimate
 
 
 def test_jetson_orin_nano_super_data_sheet():
     # Jetson Orin Nano Super Developer Kit (Dec 2024): same 8 GB, memory clocked up to 102 GB/s, 25 W mode
     d = devices.get("Orin-Nano-Super")
-    assert (d.memory_bytes, d.memory_bandwidth, d.power) == (8e9, 102e9, 25.0)
+    assert (d.memory_bytes, d.memory_bandwidth, d.power) == (8 * 2**30, 102e9, 25.0)
     assert d.memory_bandwidth / devices.get("Orin-Nano").memory_bandwidth == pytest.approx(1.5, rel=0.01)
 
 
@@ -56,3 +57,26 @@ def test_unknown_names_list_nearest():
         devices.get("Jetson Orin Nano 4GB")
     with pytest.raises(ValueError, match="device"):
         devices.get(42)
+
+
+# --- issue 13: properties of every public function -----------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=st.text(min_size=1, max_size=16))
+def test_lookup_is_a_device_or_a_key_error_listing_names(text):
+    try:
+        d = devices.get(text)
+    except KeyError as err:
+        assert "nearest known names" in str(err)
+    else:
+        assert d.name in devices.names() and devices.get(d) is d
+
+
+def test_capacities_are_binary_and_figures_positive():
+    # DRAM is built and sold in binary sizes: every capacity is a whole number of GiB (issue 13's one convention)
+    for d in devices.all_devices():
+        assert d.memory_bytes % 2**30 == 0 and d.memory_bandwidth > 0
+    assert [d.name for d in devices.all_devices()] == devices.names()

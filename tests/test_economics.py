@@ -127,3 +127,36 @@ def test_break_even_monotone(purchase, rent, price, bump):
     u = economics.break_even_utilisation(c.fixed, c.variable_per_used_hour, rent)
     assert economics.break_even_utilisation(c2.fixed, c2.variable_per_used_hour, rent) > u   # dearer to buy
     assert economics.break_even_utilisation(c.fixed, c.variable_per_used_hour, rent + bump) < u  # dearer to rent
+
+
+# --- properties (issue 13) ------------------------------------------------------------------------------------------
+import math
+import time
+
+
+def test_seed002_example_is_quick_and_finite():
+    t = time.perf_counter()
+    c = economics.seed002_example()
+    assert time.perf_counter() - t < 1.0
+    assert all(math.isfinite(getattr(c, k)) and getattr(c, k) > 0 for k in ("flops", "gpu_hours", "rental"))
+
+
+@settings(max_examples=60, deadline=1000)
+@given(params=st.floats(1e8, 2e12), tokens=st.floats(1e9, 1e14), mfu=st.floats(0.01, 1), rent=st.floats(0, 20),
+       price=st.floats(0, 1), pue=st.floats(1, 3), host=st.floats(0, 2000))
+def test_run_cost_never_below_its_ideal(params, tokens, mfu, rent, price, pue, host):
+    c = economics.run_cost(params, tokens, "H100", mfu, rent, price, pue=pue, host_share=host)
+    assert c.gpu_hours >= c.ideal_gpu_hours * (1 - 1e-12)             # 100 % MFU is the lower bound
+    assert c.electricity_facility >= c.electricity_gpu_only * (1 - 1e-12)   # hosts and PUE only add
+    assert all(math.isfinite(v) for v in (c.rental, c.electricity_facility, c.mfu_price))
+
+
+@settings(max_examples=60, deadline=1000)
+@given(purchase=st.floats(100, 1e6), u=st.floats(0.01, 1), watts=st.floats(1, 3000), host=st.floats(0, 3000),
+       years=st.floats(0.5, 10))
+def test_owning_costs_less_per_used_hour_the_more_it_is_used(purchase, u, watts, host, years):
+    lo = economics.ownership_cost(purchase, u, watts, host, depreciation_seconds=years * YEAR)
+    hi = economics.ownership_cost(purchase, min(1.0, u * 1.5), watts, host, depreciation_seconds=years * YEAR)
+    assert lo.total == pytest.approx(lo.depreciation + lo.power + lo.cooling + lo.operations + lo.facility)
+    assert economics.cost_per_used_hour(hi) <= economics.cost_per_used_hour(lo) * (1 + 1e-12)
+    assert math.isfinite(economics.cost_per_used_hour(lo))

@@ -70,3 +70,42 @@ def test_troubleshooting_rows_have_sources():
     for row in rows:
         assert row["source"] and row["checked"] in ("V", "V2", "U") and row["chapter"].isdigit()
     assert vp.troubleshooting().shape[0] == 6
+
+
+# --- properties (issue 13) ------------------------------------------------------------------------------------------
+import math
+import time
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=60, deadline=1000)
+@given(params=st.floats(1e6, 2e12), tokens=st.floats(1e6, 1e14), peak=st.floats(1e12, 1e16), mfu=st.floats(0.01, 1))
+def test_gpu_hours_grow_with_tokens(params, tokens, peak, mfu):
+    h = ex.experiment_gpu_hours(params, tokens, peak, mfu)
+    assert h > 0 and math.isfinite(h)
+    assert ex.experiment_gpu_hours(params, 10 * tokens, peak, mfu) == pytest.approx(10 * h)   # GPU-hours ∝ tokens
+    assert ex.experiment_gpu_hours(params, tokens, peak, mfu / 2) == pytest.approx(2 * h)
+
+
+@settings(max_examples=60, deadline=1000)
+@given(budget=st.floats(1, 1e12), costs=st.lists(st.floats(1, 1e9), min_size=1, max_size=5),
+       data=st.data())
+def test_a_funnel_spends_the_budget_and_narrows(budget, costs, data):
+    costs = sorted(costs)
+    promote = data.draw(st.lists(st.floats(0.001, 1), min_size=len(costs) - 1, max_size=len(costs) - 1))
+    plan = ex.tier_plan(budget, costs, promote)
+    assert sum(plan.budget_share) == pytest.approx(1)                      # the whole budget, no more
+    assert all(a >= b for a, b in zip(plan.ideas, plan.ideas[1:]))        # each tier passes on at most what it got
+    assert plan.ideas[-1] <= plan.full_scale_only * (1 + 1e-9)            # no funnel confirms more than the budget buys
+    assert all(math.isfinite(v) for v in plan.ideas)
+
+
+@settings(max_examples=40, deadline=1000)
+@given(lr=st.floats(1e-6, 1e-2), warm=st.integers(0, 10**6), seed=st.integers(0, 10**6))
+def test_a_recipe_differs_from_itself_in_nothing(lr, warm, seed):
+    a = ex.TrainingRecipe("p", peak_lr=lr, min_lr=lr / 10, warmup_steps=warm, seed=seed)
+    t = time.perf_counter()
+    assert ex.diff_recipes(a, a) == []
+    assert [d[0] for d in ex.diff_recipes(a, a.replace(warmup_steps=warm + 1))] == ["warmup_steps"]
+    assert time.perf_counter() - t < 1.0

@@ -32,9 +32,9 @@ def test_monte_carlo_is_seeded():
 
 
 def test_hopeless_simulations_are_refused_not_run():
-    with pytest.raises(ValueError, match="never finish"):
+    with pytest.raises(ValueError, match="failure draws"):
         fs.simulate_goodput(100 * 3600, 60, 600, 3600, segments=10, runs=10)
-    with pytest.raises(ValueError, match="never finish"):
+    with pytest.raises(ValueError, match="failure draws"):
         fs.simulate_timeline(100 * 3600, 60, 600, 3600, 1000 * 3600)
 
 
@@ -125,3 +125,39 @@ def test_tables():
     assert int(df["count"].sum()) == 419 and df["component"].iloc[0] == "Faulty GPU"    # Table 5
     t = vr.cluster_size_table(1 / (5.79 * 365 * 86400), (1024, 16384))
     assert t["hours between interruptions"].iloc[1] == pytest.approx(3.09, abs=0.01)
+
+
+# --- properties: the simulations answer within a second or refuse, for MTBFs up to years -----------------------------
+
+import math  # noqa: E402
+import time  # noqa: E402
+
+YEAR_S = 365 * 86400.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(tau=st.floats(60, 30 * 86400), c=st.floats(0, 3600), rs=st.floats(0, 86400), m=st.floats(600, 5 * YEAR_S),
+       segments=st.integers(1, 10**6), runs=st.integers(2, 10**4))
+def test_property_simulate_goodput_answers_or_refuses_fast(tau, c, rs, m, segments, runs):
+    t0 = time.perf_counter()
+    try:
+        res = fs.simulate_goodput(tau, c, rs, m, segments=segments, runs=runs, seed=0)
+    except ValueError as err:
+        assert "failure draws" in str(err)
+    else:
+        assert 0.0 < res.goodput <= 1.0 and not math.isnan(res.goodput) and 0.0 < res.goodput_model < 1.0
+    assert time.perf_counter() - t0 < 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(tau=st.floats(60, 30 * 86400), c=st.floats(0, 3600), rs=st.floats(0, 86400), m=st.floats(600, 5 * YEAR_S),
+       work=st.floats(60, 5 * YEAR_S))
+def test_property_simulate_timeline_answers_or_refuses_fast(tau, c, rs, m, work):
+    t0 = time.perf_counter()
+    try:
+        tl = fs.simulate_timeline(tau, c, rs, m, work, seed=0)
+    except ValueError as err:
+        assert "failure draws" in str(err)
+    else:
+        assert float(tl.progress[-1]) == pytest.approx(work) and (np.diff(tl.wall) >= 0).all()
+    assert time.perf_counter() - t0 < 1.0

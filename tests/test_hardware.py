@@ -61,11 +61,15 @@ def test_sparse_doubles_nvidia_tensor_figures():
     assert h100.peak_flops("fp8", sparse=True) == pytest.approx(3958e12)
 
 
-@pytest.mark.parametrize("name,gb,gbps", [("A100", 80, 2039), ("H100", 80, 3350), ("H200", 141, 4800),
-                                          ("MI300X", 192, 5300), ("TPU-v5p", 95, 2765), ("RTX-3090", 24, 936)])
-def test_memory_in_si(name, gb, gbps):
+@pytest.mark.parametrize("name,gib,gbps", [("A100", 80, 2039), ("H100", 80, 3350), ("H200", 141, 4800),
+                                           ("MI300X", 192, 5300), ("TPU-v5p", 95, 2765), ("RTX-3090", 24, 936),
+                                           ("Trainium2", 96, 2900)])
+def test_memory_in_si(name, gib, gbps):
+    """Capacities are the vendors' binary "GB" (an 80 GB H100 reports 81,559 MiB usable of 81,920 MiB; AWS prints
+    Trainium2's 96 GiB): stored in bytes, bandwidths decimal."""
     acc = hardware.get(name)
-    assert acc.memory_bytes == pytest.approx(gb * 1e9)
+    assert acc.memory_bytes == gib * 2**30
+    assert acc.memory_bytes > 81_559 * 2**20 if name == "H100" else True
     assert acc.memory_bandwidth == pytest.approx(gbps * 1e9)
 
 
@@ -137,3 +141,59 @@ def test_energy_table_horowitz():
     assert hardware.energy_per_op("DRAM read") / hardware.energy_per_op("FP32 multiply") == pytest.approx(173, abs=1)
     with pytest.raises(KeyError, match="nearest"):
         hardware.energy_per_op("DRAM write")
+
+
+def test_energy_rows_are_unique_per_operation_and_bits():
+    """Horowitz 2014 lists some operations at two widths (8- and 32-bit integer add and multiply): a row is named
+    by (operation, bits), that pair is unique, and a lookup by a name listed twice must say so instead of picking."""
+    table = hardware.energy_per_op()
+    assert not table.duplicated(["operation", "bits"]).any()
+    for op, group in table.groupby("operation"):
+        for _, row in group.iterrows():
+            assert hardware.energy_per_op(op, bits=int(row["bits"])) == pytest.approx(row["energy_pJ"] * 1e-12)
+        if len(group) > 1:
+            with pytest.raises(ValueError, match="pass bits="):
+                hardware.energy_per_op(op)
+    # Horowitz Fig. 1.1.9: an 8-bit integer multiply costs 0.2 pJ, a 32-bit one 3.1 pJ
+    assert hardware.energy_per_op("Integer multiply", bits=8) == pytest.approx(0.2e-12)
+    assert hardware.energy_per_op("Integer multiply", bits=32) == pytest.approx(3.1e-12)
+    with pytest.raises(ValueError, match="bits=16"):
+        hardware.energy_per_op("Integer add", bits=16)
+
+
+# Published sparse figures (2:4 structured sparsity), TFLOPS or TOPS, from the datasheets quoted in
+# /work/shared/reference/facts.md: A100 (BF16 624, TF32 312, INT8 1,248), H100 SXM (BF16 1,979, FP8 3,958,
+# INT8 3,958), MI300X (BF16 2,614.9).
+SPARSE_PUBLISHED = [("A100", "bf16", 624), ("A100", "tf32", 312), ("A100", "int8", 1248), ("H100", "bf16", 1979),
+                    ("H100", "fp8", 3958), ("H100", "int8", 3958), ("MI300X", "bf16", 2614.9)]
+
+
+@pytest.mark.parametrize("name,dtype,tflops", SPARSE_PUBLISHED)
+def test_sparse_peaks_match_datasheets(name, dtype, tflops):
+    assert hardware.get(name).peak_flops(dtype, sparse=True) == pytest.approx(tflops * 1e12, rel=1e-3)
+
+
+@pytest.mark.parametrize("name", hardware.names())
+def test_sparse_peaks_exist_only_where_datasheets_give_them(name):
+    """No datasheet prints a sparse FP64 or FP32 figure (sparsity is a Tensor Core feature), and parts whose vendor
+    prints no structured-sparsity figure (TPUs, Gaudi 3, ...) have none either."""
+    acc = hardware.get(name)
+    for d in acc.precisions():
+        if d not in hardware.SPARSE_DTYPES or not acc.sparse_factor:
+            with pytest.raises(ValueError, match="sparse"):
+                acc.peak_flops(d, sparse=True)
+        else:
+            assert acc.peak_flops(d, sparse=True) == pytest.approx(acc.sparse_factor * acc.peak_flops(d))
+    assert set(hardware.UNIT) == set(hardware.DTYPES)
+
+
+def test_fp64_vector_and_tensor_core_are_separate():
+    """H100 SXM datasheet: FP64 34, FP64 Tensor Core 67, FP32 67 (vector); A100: 9.7 and 19.5; MI300X: 81.7 vector,
+    163.4 matrix."""
+    for name, vector, tensor in (("H100", 34, 67), ("A100", 9.7, 19.5), ("MI300X", 81.7, 163.4)):
+        acc = hardware.get(name)
+        assert acc.peak_flops("fp64") == pytest.approx(vector * 1e12)
+        assert acc.peak_flops("fp64_tensor") == pytest.approx(tensor * 1e12)
+    assert hardware.UNIT["fp64"] == hardware.UNIT["fp32"] == "vector" and hardware.UNIT["fp64_tensor"] == "tensor"
+    with pytest.raises(ValueError, match="no sparse fp64"):
+        hardware.get("H100").peak_flops("fp64", sparse=True)

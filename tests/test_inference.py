@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipchain import inference as inf
-from chipchain import models
+from chipchain import models, units
 
 DENSE = ["GPT-3-175B", "Llama-2-7B", "Llama-2-13B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B",
          "DeepSeek-67B"]
@@ -255,10 +255,10 @@ def test_unknown_model_lists_nearest():
 def test_edge_fit_table():
     from chipchain import views
 
-    t = views.inference.edge_fit_table()
-    assert t.loc[("Llama-2-7B", "int4"), "8 GB"] == "✓"
-    assert t.loc[("Llama-2-7B", "bf16"), "8 GB"] == "✗"                              # 13.5 GB of weights
-    assert t.loc[("Llama-2-70B", "int4"), "16 GB"] == "✗"                            # 34.5 GB of weights
+    t = views.inference.edge_fit_table()                       # the edge devices' 8 GiB and 16 GiB
+    assert t.loc[("Llama-2-7B", "int4"), "8 GiB (8.59 GB)"] == "✓"
+    assert t.loc[("Llama-2-7B", "bf16"), "8 GiB (8.59 GB)"] == "✗"                   # 13.5 GB of weights
+    assert t.loc[("Llama-2-70B", "int4"), "16 GiB (17.2 GB)"] == "✗"                 # 34.5 GB of weights
 
 
 def test_view_tables_take_aliases():
@@ -268,7 +268,7 @@ def test_view_tables_take_aliases():
     assert v.batch_table("H100", "8B", 1024, (1, 64)).equals(v.batch_table("H100-SXM", "Llama-3-8B", 1024, (1, 64)))
     assert v.model_table(["405B"]).index.tolist() == ["Llama-3.1-405B"]
     assert v.serving_table(["A100"], "70B", 4096, "fp8").loc["A100-SXM-80GB", "max batch"] == inf.max_batch(
-        80e9, "Llama-2-70B", 4096, "fp8")
+        80 * 2**30, "Llama-2-70B", 4096, "fp8")                  # an "80 GB" A100 holds 80 GiB
 
 
 def test_plot_moore_projection_returns_axes():
@@ -285,3 +285,112 @@ def test_plot_moore_projection_returns_axes():
     plt.close("all")
     with pytest.raises(ValueError, match="year_range"):
         views.inference.plot_moore_projection(year_range=(2030, 2020))
+
+
+# --- issue 13: a property for every public function; huge batches and contexts; never NaN; each call < 1 s ----------
+
+import math
+import time
+
+ALL = ["Llama-3-8B", "Llama-2-70B", "Llama-3.1-405B", "DeepSeek-V3", "DeepSeek-V2", "GPT-3-175B"]
+BIG_B, BIG_C = st.integers(1, 1_000_000), st.integers(1, 10_000_000)
+DTYPES = st.sampled_from(["fp32", "bf16", "fp8", "int8", "int4"])
+
+
+def _quick(call):
+    t = time.perf_counter()
+    out = call()
+    assert time.perf_counter() - t < 1.0
+    assert np.all(np.isfinite(out))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(l=st.integers(1, 1000), h=st.integers(1, 1024), d=st.integers(1, 1024), lat=st.integers(1, 1 << 16),
+       b=st.floats(0.125, 8))
+def test_kv_bytes_per_token_scales_with_every_factor(l, h, d, lat, b):
+    # 2·l·n_kv·d_h·b: doubling any factor doubles it; MLA's cache is l·latent·b (DeepSeek-V2 Sec. 2.1)
+    one = _quick(lambda: inf.kv_bytes_per_token(l, h, d, b))
+    assert inf.kv_bytes_per_token(2 * l, h, d, b) == pytest.approx(2 * one)
+    assert inf.kv_bytes_per_token(l, 2 * h, d, b) == pytest.approx(2 * one)
+    assert inf.kv_bytes_per_token(l, latent_dim=lat, bytes_per_element=b) == pytest.approx(l * lat * b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ALL), c=BIG_C, b=BIG_B, dtype=DTYPES)
+def test_cache_and_memory_are_linear_in_batch_and_context(name, c, b, dtype):
+    kv = _quick(lambda: inf.model_kv_bytes_per_token(name, dtype))
+    assert kv == pytest.approx(inf.model_kv_bytes_per_token(name, "bf16") * units.BYTES_PER_ELEMENT[dtype] / 2)
+    cache = _quick(lambda: inf.kv_cache_bytes(name, c, b, dtype))
+    assert cache == pytest.approx(b * c * kv)
+    need = _quick(lambda: inf.memory_needed(name, c, b, dtype, dtype))
+    assert need == pytest.approx(inf.weight_bytes(name, dtype) + cache)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ALL), b=BIG_B, dtype=DTYPES)
+def test_weights_read_lie_between_active_and_all(name, b, dtype):
+    # a step reads at least the active weights and never more than all of them; more tokens never read fewer
+    m = models.get(name)
+    w = _quick(lambda: inf.weights_read_per_step(name, b, dtype))
+    bpe = units.BYTES_PER_ELEMENT[dtype]
+    assert m.active_params * bpe * (1 - 1e-9) <= w <= _quick(lambda: inf.weight_bytes(name, dtype)) * (1 + 1e-9)
+    assert inf.weights_read_per_step(name, b + 1, dtype) >= w * (1 - 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ALL), s=BIG_C, b=st.integers(1, 1000), dtype=DTYPES)
+def test_prefill_and_decode_flops_and_bytes(name, s, b, dtype):
+    # prefill of s tokens does at least the work of s decode steps at context 0 (2·N_act per token) and at most
+    # that of s decode steps at full context; bytes are weights + KV written or read; intensity = F / Q
+    m = models.get(name)
+    f = _quick(lambda: inf.prefill_flops(name, s, b))
+    assert b * s * 2 * m.active_params <= f <= b * s * inf.decode_flops(name, s) * (1 + 1e-12)
+    q = _quick(lambda: inf.prefill_bytes(name, s, b, dtype))
+    assert q >= inf.weights_read_per_step(name, 1, dtype) + b * s * inf.model_kv_bytes_per_token(name) * (1 - 1e-12)
+    assert _quick(lambda: inf.prefill_intensity(name, s, b, dtype)) == pytest.approx(f / q)
+    qd = _quick(lambda: inf.decode_bytes(name, s, b, dtype))
+    assert qd >= b * (s + 1) * inf.model_kv_bytes_per_token(name)
+    assert _quick(lambda: inf.decode_flops(name, s, b)) == pytest.approx(b * inf.decode_flops(name, s))
+
+
+@settings(max_examples=25, deadline=None)
+@given(bw=st.floats(1e6, 1e16), w=st.floats(1e3, 1e15), kv=st.floats(0, 1e15))
+def test_decode_bound_falls_with_bytes(bw, w, kv):
+    t = _quick(lambda: inf.decode_tokens_per_second_bound(bw, w, kv))
+    assert t == pytest.approx(bw / (w + kv)) and t <= inf.decode_tokens_per_second_bound(bw, w) * (1 + 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(mem=st.floats(1e6, 1e18), name=st.sampled_from(ALL), c=BIG_C, f=st.floats(0.01, 1), dtype=DTYPES)
+def test_max_batch_is_the_most_that_fit(mem, name, c, f, dtype):
+    b = _quick(lambda: inf.max_batch(mem, name, c, dtype, usable_fraction=f))
+    assert isinstance(b, int) and b >= 0
+    if b:
+        assert inf.memory_needed(name, c, b, dtype) <= f * mem * (1 + 1e-12)
+    assert inf.memory_needed(name, c, b + 1, dtype) > f * mem * (1 - 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(mem=st.floats(1e6, 1e18), f=st.floats(0.01, 1), dtype=DTYPES)
+def test_largest_model_that_fits_fills_the_memory(mem, f, dtype):
+    n = _quick(lambda: inf.largest_model_that_fits(mem, dtype, f))
+    assert n * units.BYTES_PER_ELEMENT[dtype] == pytest.approx(f * mem)
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=st.floats(0, 1e9), tps=st.floats(1e-6, 1e12), n=st.integers(0, 10_000_000))
+def test_energy_is_power_times_time(p, tps, n):
+    # joules per token × tokens per second = watts; an answer of n tokens costs n times a token
+    e = _quick(lambda: inf.energy_per_token(p, tps))
+    assert e * tps == pytest.approx(p, rel=1e-12, abs=1e-12)
+    assert _quick(lambda: inf.energy_per_query(p, tps, n)) == pytest.approx(n * e, rel=1e-12, abs=1e-12)
+
+
+def test_energy_of_a_configuration_that_does_not_fit_is_refused():
+    from chipchain import serving
+
+    d = serving.decode("H100", "Llama-3-8B", 1024, 4096)
+    assert not d.fits
+    with pytest.raises(ValueError, match="does not fit"):
+        inf.energy_per_token(700, d.tokens_per_second)

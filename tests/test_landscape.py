@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chipchain import hardware
 from chipchain import landscape as L
 from chipchain import views
 
@@ -23,7 +24,7 @@ def test_factions_table_has_sources_and_six_factions():
                               "Inference challengers", "Edge"]          # seed 000 §2
     assert df["source"].str.strip().astype(bool).all()
     assert df["checked"].isin(["V", "V2", "U"]).all()
-    assert df.loc["Second source", "largest memory GB"] == 192            # MI300X datasheet
+    assert df.loc["Second source", "largest memory GiB"] == 192           # MI300X datasheet: 192 GB (binary)
     assert df.loc["General flagship", "best dense 16-bit TFLOPS"] == pytest.approx(2250)   # B200 (estimate)
 
 
@@ -76,9 +77,9 @@ def test_bad_inputs():
 # --- generations -------------------------------------------------------------------------------------------
 
 def test_generation_growth_h100_to_b200():
-    # seed 000 §2: 80 -> 180 GB and 3.35 -> 8 TB/s
+    # seed 000 §2: 80 -> 180 GB (vendor "GB" are binary: 80 and 180 GiB) and 3.35 -> 8 TB/s
     t = V.generation_table(("H100", "B200"))
-    assert t.loc["H100-SXM", "memory GB"] == 80 and t.loc["B200", "memory GB"] == 180
+    assert t.loc["H100-SXM", "memory GiB"] == 80 and t.loc["B200", "memory GiB"] == 180
     assert t.loc["H100-SXM", "bandwidth TB/s"] == pytest.approx(3.35)
     assert t.loc["B200", "bandwidth TB/s"] == pytest.approx(8.0)
     assert t.loc["B200", "memory x first"] == pytest.approx(2.25)
@@ -232,7 +233,98 @@ def test_chip_figures_are_records_in_si():
     h = f["H100-SXM"]
     assert h.compute == 989.4 * T and h.interconnect == 900e9          # H100 datasheet: NVLink 4, 900 GB/s
     assert h.efficiency == pytest.approx(989.4e12 / 700)                 # 700 W TDP
-    assert h.memory == pytest.approx(math.sqrt(80e9 * 3.35e12))
+    assert h.memory == pytest.approx(math.sqrt(80 * 2**30 * 3.35e12))   # 80 GiB of HBM3
     assert f["TPU-v5p"].efficiency is None                              # no published TDP: None, not NaN
     assert f["TPU-v5p"].interconnect == 600e9                            # Cloud TPU v5p: 4,800 Gbps ICI per chip
     assert h.get("mfu") == 0.40                                          # Dubey et al. 2024, Table 4
+
+
+# --- properties (hypothesis): every public function over the whole catalog, each call under a second -------------
+
+SECOND = settings(deadline=1000, max_examples=60)
+RATED = [a.name for a in hardware.all_accelerators() if a.precisions()]
+BF16 = [a.name for a in hardware.all_accelerators() if a.peaks.get("bf16")]
+GENERATIONS = [a.name for a in hardware.all_accelerators()
+               if a.peaks.get("bf16") and a.memory_bytes and a.memory_bandwidth]
+
+
+@SECOND
+@given(st.sampled_from(RATED))
+def test_headline_is_the_largest_printable_figure_and_a_real_one(name):
+    """A headline is the largest figure a datasheet prints: at least every dense and sparse peak, and itself one
+    of them — sparse only at a Tensor Core format (no datasheet prints a sparse FP64 or FP32 figure)."""
+    acc, h = hardware.get(name), L.headline_peak(name)
+    assert h.sparse is False or h.dtype in hardware.SPARSE_DTYPES
+    assert h.peak_flops == acc.peak_flops(h.dtype, sparse=h.sparse)
+    for d in acc.precisions():
+        assert L.matched_peak(name, d) <= h.peak_flops
+        if acc.sparse_factor and d in hardware.SPARSE_DTYPES:
+            assert acc.peak_flops(d, sparse=True) <= h.peak_flops
+
+
+@SECOND
+@given(st.sampled_from(RATED))
+def test_every_printed_figure_is_recognised_as_itself(name):
+    """matching_conventions finds every (precision, sparsity) whose peak equals a quoted figure — so quoting any
+    catalog figure back must name at least that convention, and nothing it names is off by more than the tolerance."""
+    acc = hardware.get(name)
+    for d in acc.precisions():
+        for s in ((False, True) if acc.sparse_factor and d in hardware.SPARSE_DTYPES else (False,)):
+            q = acc.peak_flops(d, sparse=s)
+            found = L.matching_conventions(name, q, rel=0.01)
+            assert (d, s) in found
+            assert all(abs(acc.peak_flops(d2, sparse=s2) - q) <= 0.01 * q for d2, s2 in found)
+
+
+@SECOND
+@given(st.sampled_from(BF16), st.sampled_from(BF16))
+def test_peak_ratios_are_reciprocal_and_inflation_starts_at_one(a, b):
+    assert L.compare_peaks(a, b) * L.compare_peaks(b, a) == pytest.approx(1.0, rel=1e-12)
+    assert L.inflation(a, "bf16", sparse=False) == 1.0
+    acc = hardware.get(a)
+    if acc.sparse_factor:
+        assert L.inflation(a, "bf16", sparse=True) == pytest.approx(acc.sparse_factor, rel=1e-12)
+
+
+@SECOND
+@given(st.sampled_from(GENERATIONS), st.sampled_from(GENERATIONS))
+def test_growth_per_year_compounds_back_to_the_newer_part(a, b):
+    """g = (x₁/x₀)^(1/Δy) − 1: compounding the rate over the years between two parts returns the newer figure."""
+    pa, pb = hardware.get(a), hardware.get(b)
+    if pb.year <= pa.year:
+        with pytest.raises(ValueError, match="newer"):
+            L.growth_per_year(a, b)
+        return
+    g, years = L.growth_per_year(a, b), pb.year - pa.year
+    assert pa.peak_flops("bf16") * (1 + g.compute) ** years == pytest.approx(pb.peak_flops("bf16"), rel=1e-9)
+    assert pa.memory_bytes * (1 + g.memory) ** years == pytest.approx(pb.memory_bytes, rel=1e-9)
+    assert pa.memory_bandwidth * (1 + g.bandwidth) ** years == pytest.approx(pb.memory_bandwidth, rel=1e-9)
+
+
+@SECOND
+@given(st.integers(1, 10**6), st.integers(1, 10**6), st.integers(1, 10**6))
+def test_naive_reads_are_two_per_multiply_add_at_any_size(m, k, n):
+    assert L.naive_matmul_reads(m, k, n) == 2 * m * k * n == L.naive_matmul_reads(n, k, m)
+
+
+@SECOND
+@given(st.integers(1, 4096), st.integers(1, 4096), st.floats(1e6, 1e10))
+def test_systolic_peak_is_linear_in_rows_columns_and_clock(rows, cols, clock):
+    """Jouppi et al. 2017: peak = PEs × 2 ops per multiply-add × clock — so doubling any one doubles it."""
+    p = L.systolic_peak_ops(rows, cols, clock)
+    assert L.systolic_peak_ops(2 * rows, cols, clock) == pytest.approx(2 * p, rel=1e-12)
+    assert L.systolic_peak_ops(rows, cols, 2 * clock) == pytest.approx(2 * p, rel=1e-12)
+    assert p == pytest.approx(L.systolic_peak_ops(cols, rows, clock), rel=1e-12)
+
+
+@settings(deadline=1000, max_examples=20)
+@given(st.integers(1, 24), st.integers(1, 24), st.integers(1, 24), st.sampled_from([None, 4, 8]))
+def test_systolic_array_reads_each_operand_once_per_tile(m, k, n, size):
+    """Output-stationary: untiled, each element of A and B is read once; an s×s array re-reads A once per column
+    strip and B once per row strip — never more than the naive loop's 2mnk."""
+    rng = np.random.default_rng(m * 10_000 + k * 100 + n)
+    a, b = rng.integers(-9, 10, (m, k)), rng.integers(-9, 10, (k, n))
+    r = L.systolic_matmul(a, b, array_size=size)
+    np.testing.assert_array_equal(r.product, a @ b)
+    strips = (1, 1) if size is None else (math.ceil(n / size), math.ceil(m / size))
+    assert r.edge_reads == m * k * strips[0] + k * n * strips[1] <= r.naive_reads

@@ -1,14 +1,18 @@
 """The JupyterLite site (``make lite``, tools/build_lite.py): it builds offline, holds every chapter and a wheel of
-chipchain, and that wheel installs and imports in a clean virtual environment.
+chipchain (which installs and imports in a clean virtual environment), and serves its own Pyodide: the runtime from
+the npm package, every package file matching the official lock's sha256, the lock filtered to what is there, and no
+way for the kernel to fall back to PyPI. The library's simulations also run where NumPy's index type is 32-bit, as
+in WebAssembly.
 
-Running the notebooks in Pyodide needs the Pyodide runtime from its CDN, which this machine cannot reach; what can be
-checked offline is checked here. The whole file takes about 15 s (one lite build, one venv).
+Running every chapter in the browser is tests/browser/test_lite_run.py. This file takes about 20 s (one lite build,
+one venv).
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -143,3 +147,152 @@ def test_wheel_installs_and_imports_in_a_clean_venv(wheel, tmp_path):
     version, name, bf16, ridge, flops, bw = out.stdout.split(maxsplit=5)
     assert (name, float(bf16), flops, bw.strip()) == ("H100-SXM", 989.4e12, "2.1e+24", "3.35 TB/s")
     assert float(ridge) == pytest.approx(989.4e12 / 3.35e12)
+
+
+# --- the site's own Pyodide ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pyodide_dir(site) -> Path:
+    return site / "static" / "pyodide"
+
+
+@pytest.fixture(scope="module")
+def official() -> dict:
+    return build_lite.official_lock()
+
+
+def test_kernel_loads_pyodide_from_the_site_and_never_from_pypi(site):
+    config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    kernel = config["litePluginSettings"][build_lite.KERNEL_PLUGIN]
+    assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.js" and (site / "static/pyodide/pyodide.js").exists()
+    assert kernel["disablePyPIFallback"] is True
+    assert all(not re.match(r"https?://", u) for u in kernel["pipliteUrls"]), kernel["pipliteUrls"]
+    overrides = json.loads((site / "overrides.json").read_text())   # every cell renders (the browser test reads them)
+    assert overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
+
+
+def test_runtime_is_the_npm_package_pyodide_0_27_7(pyodide_dir):
+    npm = build_lite.PYODIDE_NPM
+    assert json.loads((npm / "package.json").read_text())["version"] == "0.27.7"
+    for name in build_lite.RUNTIME_FILES:
+        assert (pyodide_dir / name).read_bytes() == (npm / name).read_bytes(), name
+
+
+def test_every_package_file_matches_the_official_lock(pyodide_dir, official):
+    served = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
+    assert served["info"] == official["info"] and served["info"]["version"] == "0.27.7"
+    files = {p.name for p in pyodide_dir.iterdir()} - set(build_lite.RUNTIME_FILES) - {"pyodide-lock.json"}
+    listed = {v["file_name"]: (k, v["sha256"]) for k, v in served["packages"].items()}
+    assert files == set(listed), f"files without a lock entry: {files - set(listed)}; " \
+                                 f"entries without a file: {set(listed) - files}"
+    for name, (key, digest) in listed.items():
+        assert official["packages"][key] == served["packages"][key], f"{key}: the served entry differs from the lock"
+        assert hashlib.sha256((pyodide_dir / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_served_lock_is_closed_and_holds_only_what_is_loaded(pyodide_dir):
+    packages = json.loads((pyodide_dir / "pyodide-lock.json").read_text())["packages"]
+    for key, entry in packages.items():       # depends name prompt_toolkit, pure-eval...: normalised, all present
+        assert all(build_lite.normalise(d) in packages for d in entry["depends"]), (key, entry["depends"])
+    assert {"numpy", "pandas", "matplotlib", "ipython", "micropip", "prompt-toolkit"} <= set(packages)
+    assert not {"openblas", "scipy", "scikit-learn", "pyarrow"} & set(packages), "nothing no chapter loads"
+
+
+def test_kernel_start_packages_are_all_served(site, pyodide_dir):
+    """What the Pyodide kernel installs when it starts (read from its own JavaScript) is in the lock or in piplite."""
+    worker = "".join(p.read_text(errors="ignore") for p in (site / "extensions").rglob("*.js"))
+    found = re.search(r'initKernel\(\w+\)\{.*?\w+=(\[(?:"[\w-]+",?)+\])', worker)
+    assert found, "the kernel's start-up package list was not found in its JavaScript"
+    wanted = {build_lite.normalise(n) for n in json.loads(found.group(1))}
+    lock = set(json.loads((pyodide_dir / "pyodide-lock.json").read_text())["packages"])
+    piplite = set()
+    for index in [site / "pypi" / "all.json", *site.glob("extensions/**/pypi/all.json")]:
+        piplite |= {build_lite.normalise(n) for n in json.loads(index.read_text())}
+    assert {"ssl", "sqlite3", "ipython", "comm"} <= wanted
+    assert wanted <= lock | piplite, f"the kernel would look elsewhere for {wanted - lock - piplite}"
+
+
+def test_widget_wheels_are_piplite_wheels_with_the_installed_bytes(site):
+    import importlib.metadata
+
+    index = json.loads((site / "pypi" / "all.json").read_text())
+    assert {"chipchain", "ipywidgets", "jupyterlab-widgets", "comm"} <= {build_lite.normalise(n) for n in index}
+    for name in build_lite.PIPLITE_FROM_ENV:
+        dist = importlib.metadata.distribution(name)
+        wheel = next((site / "pypi").glob(f"{name}-{dist.version}-py3-none-any.whl"))
+        with zipfile.ZipFile(wheel) as zf:
+            for f in dist.files:
+                if str(f).endswith(".py") and not str(f).startswith(".."):
+                    assert zf.read(str(f)) == Path(f.locate()).read_bytes(), f"{wheel.name}: {f}"
+
+
+def test_a_package_that_differs_from_the_lock_stops_the_build(tmp_path, official):
+    """A wheel source with one file altered (one byte) is refused, naming the file."""
+    source = build_lite.wheel_source_dir()
+    fake = tmp_path / "source"
+    fake.mkdir()
+    for f in source.iterdir():
+        os.symlink(f, fake / f.name)
+    target = official["packages"]["pygments"]["file_name"]
+    (fake / target).unlink()
+    data = bytearray((source / target).read_bytes())
+    data[-1] ^= 1
+    (fake / target).write_bytes(bytes(data))
+    with pytest.raises(RuntimeError, match=re.escape(target)):
+        build_lite.place_pyodide(tmp_path / "out", official, fake)
+    (fake / target).unlink()
+    with pytest.raises(RuntimeError, match="not in"):
+        build_lite.place_pyodide(tmp_path / "out", official, fake)
+
+
+def test_names_are_normalised_as_the_lock_keys_them(official):
+    assert build_lite.normalise("prompt_toolkit") == build_lite.normalise("Prompt.Toolkit") == "prompt-toolkit"
+    assert set(official["packages"]) == {build_lite.normalise(k) for k in official["packages"]}
+    with pytest.raises(KeyError, match="no-such-package"):
+        build_lite.package_closure(official, ["no_such_package"])
+
+
+# --- WebAssembly's 32-bit NumPy ---------------------------------------------------------------------------------------
+
+def _repeat_as_on_wasm32(monkeypatch):
+    """Make chipchain's NumPy behave as on WebAssembly, where the index type ``np.intp`` is int32 and np.repeat
+    refuses counts that cannot be cast to it safely (the generator's int64 counts, for one)."""
+    import numpy
+
+    from chipchain._lazy import np as lazy_np
+
+    real = numpy.repeat
+
+    def repeat(a, repeats, axis=None):
+        counts = numpy.asarray(repeats)
+        if not numpy.can_cast(counts.dtype, numpy.int32, casting="safe"):
+            raise TypeError(f"Cannot cast array data from dtype('{counts.dtype}') to dtype('int32') "
+                            "according to the rule 'safe'")
+        return real(a, repeats, axis)
+
+    # both the module and chipchain's lazy view of it (which re-copies the module's names when it meets a new one)
+    for target in (numpy, lazy_np):
+        monkeypatch.setattr(target, "repeat", repeat)
+        monkeypatch.setattr(target, "intp", numpy.int32)
+
+
+def test_the_wasm32_repeat_stand_in_fails_as_pyodide_does(monkeypatch):
+    import numpy
+
+    _repeat_as_on_wasm32(monkeypatch)
+    counts = numpy.random.default_rng(0).poisson(2.0, 5)   # int64, as the generator returns on every platform
+    with pytest.raises(TypeError, match="int32"):
+        numpy.repeat(numpy.arange(5), counts)
+
+
+def test_simulations_run_where_numpy_index_is_32_bit(monkeypatch):
+    """Chapters 7 and 8 (failsim.simulate_goodput, scheduling.simulate_schedule) ran into the 32-bit np.repeat."""
+    from chipchain import failsim, scheduling
+
+    _repeat_as_on_wasm32(monkeypatch)
+    r = failsim.simulate_goodput(3600, 60, 600, 6 * 3600, segments=50, runs=20, seed=1)
+    assert r.failures_mean > 0 and abs(r.z) < 4
+    scheduling._simulate_schedule.cache_clear()
+    run = scheduling.simulate_schedule("first-fit", 0.5, 0.85, seconds=4 * 86400, warmup_seconds=86400, seed=11)
+    assert 0 < run.utilisation <= 1 and run.large_arrived > 0
+    scheduling._simulate_schedule.cache_clear()

@@ -64,3 +64,37 @@ def test_bad_input_raises_value_error(call):
 def test_unknown_node_lists_nearest():
     with pytest.raises(KeyError, match="N3"):
         moore.get("N4")
+
+
+# --- issue 13: properties of every public function -----------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(text=st.text(min_size=1, max_size=12))
+def test_lookup_is_a_node_or_a_key_error(text):
+    try:
+        n = moore.get(text)
+    except KeyError as err:
+        assert "nearest" in str(err)
+    else:
+        assert n.name in moore.names() and moore.get(n) is n
+
+
+def test_nodes_are_in_order_and_intervals_add_up():
+    # TSMC's nodes entered volume production in order; the gaps telescope to last − first
+    nodes = moore.all_nodes()
+    years = [n.volume_year for n in nodes]
+    assert years == sorted(years) and [n.name for n in nodes] == moore.names()
+    gaps = moore.node_intervals()
+    assert all(g > 0 for g in gaps.values()) and sum(gaps.values()) == pytest.approx(years[-1] - years[0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(y=st.floats(-1e4, 1e4), t=st.floats(0.01, 100))
+def test_projection_is_finite_or_refused_far_out(y, t):
+    # 2^((y − 2015)/T) either answers with a finite positive number or refuses with a ValueError naming the year
+    try:
+        x = moore.doubling_projection(y, t)
+    except ValueError as err:
+        assert "doublings" in str(err)
+    else:
+        assert np.isfinite(x) and x > 0

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from chipchain import numerics
 
@@ -62,3 +62,45 @@ def test_fp8_formats_micikevicius_2022():
     assert numerics.largest("fp8_e4m3") == 448.0 and numerics.largest("fp8_e5m2") == 57344.0
     assert numerics.smallest_normal("fp8_e4m3") == 2.0**-6 and numerics.smallest_subnormal("fp8_e4m3") == 2.0**-9
     assert numerics.smallest_normal("fp8_e5m2") == 2.0**-14 and numerics.smallest_subnormal("fp8_e5m2") == 2.0**-16
+
+
+# --- properties (hypothesis): the rest of the public functions, each call under a second -------------------------
+
+SECOND = settings(deadline=1000, max_examples=80)
+
+
+@SECOND
+@given(st.floats(-65504, 65504, allow_nan=False, width=32))
+def test_to_fp16_is_ieee_binary16(x):
+    """IEEE 754 binary16 as NumPy implements it (round to nearest even), returned as float32."""
+    y = numerics.to_fp16(np.float32(x))
+    assert y.dtype == np.float32 and float(y) == float(np.float16(np.float32(x)))
+
+
+@SECOND
+@given(st.sampled_from(sorted(numerics.FORMATS)))
+def test_format_limits_are_ordered_and_match_the_bit_layout(dtype):
+    f = numerics.FORMATS[dtype]
+    assert 0 < numerics.smallest_subnormal(dtype) < numerics.smallest_normal(dtype) < 1 < numerics.largest(dtype)
+    assert numerics.epsilon(dtype) == 2.0 ** -f.mantissa_bits
+    assert numerics.smallest_subnormal(dtype) == numerics.smallest_normal(dtype) * numerics.epsilon(dtype)
+    assert f.bits == 1 + f.exponent_bits + f.mantissa_bits
+
+
+@SECOND
+@given(st.lists(st.floats(2.0**-40, 64.0, width=32), min_size=1, max_size=10_000), st.integers(0, 10))
+def test_loss_scaling_never_loses_more_gradients(values, shift):
+    """Micikevicius et al. 2018: scaling by a power of two moves small gradients into FP16's range; as long as
+    nothing overflows, the fraction flushed to zero can only fall. BF16 shares FP32's range: nothing is lost."""
+    v = np.asarray(values, dtype=np.float32)
+    before = numerics.underflow_fraction(v, "fp16")
+    assert 0 <= before <= 1
+    assert numerics.underflow_fraction(v * 2.0**shift, "fp16") <= before
+    assert numerics.underflow_fraction(v, "bf16") == 0.0
+
+
+@settings(deadline=1000, max_examples=5)
+@given(st.integers(10**5, 10**6))
+def test_underflow_of_a_million_values_answers_within_a_second(size):
+    grads = 10 ** np.random.default_rng(size).uniform(-12, -2, size)
+    assert 0 < numerics.underflow_fraction(grads, "fp16") < 1

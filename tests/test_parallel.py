@@ -278,7 +278,9 @@ def test_search_finds_the_seed_plan_for_175b_on_1024_a100():
 
 
 def test_search_nothing_fits():
-    assert plans.search("1T", "RTX-4090", 8, batch=8) == []
+    # issue 13: an empty list made chapter cells fail with IndexError; the search now says why
+    with pytest.raises(ValueError, match=r"no plan for Korthikanti-1T on 8 × RTX-4090: none of the [\d,]+ valid plans"):
+        plans.search("1T", "RTX-4090", 8, batch=8)
 
 
 def test_search_16384_gpus_under_a_second():
@@ -295,7 +297,12 @@ def test_search_16384_gpus_under_a_second():
 @given(st.sampled_from(["13B", "70B", "175B"]), st.sampled_from([16, 64, 128, 512]),
        st.sampled_from(["A100", "H100"]), st.sampled_from([256, 512, 1536]), st.floats(0, 1))
 def test_search_property_every_plan_valid_and_fitting(name, n, acc, batch, overlap):
-    for c in plans.search(name, acc, n, batch=batch, dp_overlap=overlap, top=8):
+    try:
+        found = plans.search(name, acc, n, batch=batch, dp_overlap=overlap, top=8)
+    except ValueError as err:                       # nothing fits: the reason names the model and the GPUs
+        assert str(err).startswith("no plan for") and f"on {n:,} ×" in str(err)
+        return
+    for c in found:
         a = _scalar(c, name, n, acc, dp_overlap=overlap)
         assert a.fit.fits and c.plan.n_gpus == n
         assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)

@@ -99,7 +99,8 @@ def test_variant_story(name, y2022, y2023):
 
 
 def test_reasons_name_the_threshold():
-    assert "I/O 400 GB/s < 600" in policy.classify("A800", "2022-10").reason
+    # NVLink 3 cut to 400 GB/s + its PCIe Gen4 x16 host link (64 GB/s both ways) = 464 GB/s of aggregate I/O
+    assert "I/O 464 GB/s < 600" in policy.classify("A800", "2022-10").reason
     assert "TPP 2,368 < 2,400" in policy.classify("H20", "2023-10").reason
     assert "performance density 2.91 < 3.2" in policy.classify("H20", "2023-10").reason
 
@@ -111,7 +112,8 @@ def test_placements_cover_the_catalog():
     assert cats <= {"3A090", "3A090.a", "3A090.b", "not controlled", "not controlled (note)", "undetermined"}
     df = views_policy.placements()
     assert list(df.index) == hardware.names()
-    assert df.loc["H20", "2023-10"] == "not controlled" and df.loc["H20", "io_GBps"] == 900
+    # H20: NVLink 900 GB/s + PCIe Gen5 x16 128 GB/s, the aggregate the 2022 rule counts
+    assert df.loc["H20", "2023-10"] == "not controlled" and df.loc["H20", "io_GBps"] == 1028
 
 
 def test_missing_catalog_figures_are_undetermined_by_name():
@@ -119,7 +121,8 @@ def test_missing_catalog_figures_are_undetermined_by_name():
     c = policy.classify("TPU-v4", "2023-10")
     assert c.category == "undetermined" and "die area" in c.reason
     assert policy.classify("Cerebras-WSE-3").reason.startswith("cannot decide: the catalog has no peak")
-    assert policy.classify("RTX-4090", "2022-10").io_bandwidth == 0.0     # a known zero is not missing
+    # the RTX 4090 has no NVLink (a known zero, not missing): its only I/O to other chips is PCIe Gen4 x16, 64 GB/s
+    assert policy.classify("RTX-4090", "2022-10").io_bandwidth == pytest.approx(64e9)
 
 
 def test_timeline_and_superpods():
@@ -131,9 +134,13 @@ def test_timeline_and_superpods():
     atlas = [p for name, p in pods.items() if name.startswith("Atlas")]
     assert sorted(p.peak_flops / 1e15 for p in atlas) == pytest.approx([288.7, 307.2])  # both figures the page prints
     assert max(p.gpu_peak_flops for p in atlas) / 1e12 == pytest.approx(800)       # 307.2 PF / 384
+    # NVIDIA's GB200 NVL72 page: FP16/BF16 Tensor Core 360 PFLOPS with sparsity, 180 dense (2.5 per GPU); the
+    # catalog's per-GPU B200 figure (DGX B200 ÷ 8 = 2.25 PFLOPS) gives the older estimate of 162
     nvl72 = pods["GB200 NVL72"]
-    assert nvl72.peak_flops == pytest.approx(72 * hardware.get("B200").peak_flops("bf16"))
+    assert nvl72.peak_flops == pytest.approx(180e15)
+    assert 72 * hardware.get("B200").peak_flops("bf16") == pytest.approx(162e15)
     s = views_policy.superpods()
+    assert s.loc["GB200 NVL72", "catalog_pflops"] == pytest.approx(162)
     assert sorted(s.loc[s.index.str.startswith("Atlas"), "pflops_16bit"]) == pytest.approx([288.7, 307.2])
 
 
@@ -168,3 +175,94 @@ def test_more_tpp_is_never_less_controlled(tpp, pd, bump):
     a22 = policy.classify_numbers(tpp, pd, 900e9, rule_id="2022-10").controlled
     b22 = policy.classify_numbers(tpp + bump, pd, 900e9, rule_id="2022-10").controlled
     assert b22 >= a22
+
+
+# --- the 2022 I/O test on the aggregate (87 FR 62186: all inputs and outputs to chips other than volatile memory) --
+def test_2022_io_is_the_aggregate_not_the_nvlink_figure():
+    # H100 PCIe (NVIDIA datasheet): PCIe Gen5 128 GB/s + NVLink bridge 600 GB/s = 728 GB/s, so the 2022 rule caught
+    # it although its PCIe figure alone (128) is far below 600; NVIDIA's 2022 filing named the H100 as covered
+    c = policy.classify("H100-PCIe", "2022-10")
+    assert c.category == "3A090" and c.io_bandwidth == pytest.approx(728e9)
+    # A100 SXM (datasheet): NVLink 600 + PCIe Gen4 64 = 664; H800: cut NVLink 400 + PCIe Gen5 128 = 528 (passes)
+    assert policy.chip_io("A100").aggregate == pytest.approx(664e9)
+    assert policy.chip_io("H800").aggregate == pytest.approx(528e9)
+    assert policy.classify("H800", "2022-10").category == "not controlled"
+
+
+def test_a_lower_bound_can_catch_but_not_clear():
+    # only part of the I/O known: reaching 600 decides; falling short leaves the answer open
+    assert policy.classify_numbers(6000, io_bandwidth=700e9, rule_id="2022-10", io_complete=False).category == "3A090"
+    c = policy.classify_numbers(6000, io_bandwidth=400e9, rule_id="2022-10", io_complete=False)
+    assert c.category == "undetermined" and "not in our sources" in c.reason
+    assert policy.classify_numbers(4000, io_bandwidth=400e9, rule_id="2022-10", io_complete=False).category == \
+        "not controlled"                                        # TPP alone clears it
+    assert policy.classify("Ascend-910B", "2022-10").category == "undetermined"    # 456 GB/s counted, ports unknown
+    assert policy.chip_io("B200").complete is False and policy.classify("B200", "2022-10").category == "3A090"
+
+
+def test_export_io_rows_name_known_parts_and_links():
+    for p in policy.placements():
+        io = p.io
+        if io.aggregate is not None and io.link is not None:
+            assert io.aggregate >= io.link                  # the aggregate includes the link figure
+        if io.complete:
+            assert io.aggregate is not None
+
+
+@settings(max_examples=100, deadline=1000)
+@given(tpp=st.floats(0, 1e6), io=st.floats(0, 1e14), more=st.floats(0, 1e13), complete=st.booleans())
+def test_more_io_is_never_less_controlled_in_2022(tpp, io, more, complete):
+    a = policy.classify_numbers(tpp, io_bandwidth=io, rule_id="2022-10", io_complete=complete)
+    b = policy.classify_numbers(tpp, io_bandwidth=io + more, rule_id="2022-10", io_complete=complete)
+    rank = {False: 0, None: 1, True: 2}
+    assert rank[b.controlled] >= rank[a.controlled]
+    if not complete:
+        assert a.category != "not controlled" or tpp < 4800      # a lower bound never clears a chip on I/O
+
+
+# --- properties (issue 13): every public function, within a second, never NaN ---------------------------------------
+import math
+import time
+
+
+def _fast(call):
+    t = time.perf_counter()
+    out = call()
+    assert time.perf_counter() - t < 1.0
+    return out
+
+
+@settings(max_examples=60, deadline=1000)
+@given(peak=st.floats(0, 1e18), bits=st.sampled_from([4, 8, 16, 19, 32, 64]), area=st.floats(1, 50_000))
+def test_tpp_and_density_scale(peak, bits, area):
+    t = policy.tpp_from(peak, bits)
+    assert t >= 0 and math.isfinite(t) and policy.tpp_from(2 * peak, bits) == pytest.approx(2 * t)
+    assert policy.performance_density_from(t, area) * area == pytest.approx(t)
+
+
+@pytest.mark.parametrize("name", hardware.names())
+def test_every_catalog_part_is_classified_quickly(name):
+    for rule_id in ("2022-10", "2023-10"):
+        c = _fast(lambda: policy.classify(name, rule_id))
+        assert c.category and (c.tpp is None or math.isfinite(c.tpp))
+    io = _fast(lambda: policy.chip_io(name))
+    assert io.aggregate is None or (io.aggregate >= 0 and math.isfinite(io.aggregate))
+    try:
+        t, d = policy.tpp_precision(name)
+    except ValueError:
+        return                                   # no peak in the catalog: said by name
+    assert t == policy.tpp(name) and d in policy.BITS
+    try:
+        assert math.isfinite(policy.performance_density(name))
+    except ValueError as e:
+        assert "die_area_mm2" in str(e)
+
+
+def test_tables_are_quick():
+    for call in (policy.rules, policy.placements, policy.superpods):
+        assert _fast(call)
+    for r in policy.rules():
+        assert policy.rule(r.id) is r and policy.rule(r.date) is r
+        for m in ("tpp", "pd", "io_GBps"):
+            th = policy.thresholds(r.id, m)
+            assert th == sorted(th)

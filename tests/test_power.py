@@ -120,7 +120,9 @@ def test_walkthrough_step7():
     w = walkthrough.Walkthrough()
     e = w.step7_electricity()
     assert e.seconds == pytest.approx(w.run_seconds)
-    assert e.kwh == pytest.approx(power.run_energy(1024, "A100", w.run_seconds, 200, 1.4) / kWh)
+    # the DGX A100's host share by the one method (6.5 kW rating − 8 × 400 W) / 8 = 412.5 W, PUE 1.4
+    assert e.host_share == pytest.approx(412.5)
+    assert e.kwh == pytest.approx(power.run_energy(1024, "A100", w.run_seconds, 412.5, 1.4) / kWh)
     assert e.dollars == pytest.approx(power.electricity_cost(e.energy, 0.12))
     # seed 000's "$1.55 M" is the GPU-only kWh count at the source's rounded 300 TFLOP/s peak (158 days)
     src = w.replace(peak_flops=3e14).step7_electricity()
@@ -161,3 +163,77 @@ def test_energy_is_monotone(n, watts, host, pue, days, extra):
     assert power.run_energy(n, watts, days * DAY, host, pue + extra) > e
     # energy scales exactly with GPUs and time: twice the GPUs for half the time is the same energy
     assert math.isclose(power.run_energy(2 * n, watts, days * DAY / 2, host, pue), e, rel_tol=1e-12)
+
+
+# --- properties (issue 13): up to 10⁶ GPUs and multi-year runs, within a second, never NaN ------------------------
+import time
+
+from chipchain import hardware
+
+_FACT_KEYS = list(views_power.facts().index)
+
+
+def _fast(call):
+    t = time.perf_counter()
+    out = call()
+    assert time.perf_counter() - t < 1.0
+    return out
+
+
+def test_every_fact_and_catalog_rating_is_a_number():
+    assert all(math.isfinite(power.fact(k)) for k in _FACT_KEYS)
+    for name in hardware.names():
+        try:
+            w = power.accelerator_power(name)
+        except ValueError:
+            continue                          # the catalog lacks a TDP: said by name, not a NaN
+        assert 0 < w < 30_000
+        try:
+            e = power.peak_efficiency(name)
+        except ValueError:
+            continue
+        assert e > 0 and math.isfinite(e)
+
+
+def test_one_host_share_method_for_every_dgx():
+    # (system rating − GPUs × TDP) / GPUs, from the datasheets: DGX A100 6.5 kW, DGX H100 10.2 kW
+    assert power.host_share("DGX-A100") == pytest.approx((6500 - 8 * 400) / 8)
+    assert power.host_share("DGX-H100") == pytest.approx((10_200 - 8 * 700) / 8)
+    assert power.host_share("A100") == power.host_share("DGX-A100")
+    with pytest.raises(KeyError, match="no maximum system power"):
+        power.host_share("HGX-H800")
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 10**6), watts=st.floats(1, 3000), host=st.floats(0, 3000), pue=st.floats(1, 3),
+       seconds=st.floats(1, 5 * 365 * DAY), price=st.floats(0, 1), carbon=st.floats(0, 2))
+def test_power_chain_round_trips_at_any_scale(n, watts, host, pue, seconds, price, carbon):
+    fac = _fast(lambda: power.facility_power(n, watts, host, pue))
+    assert power.accelerators_supported(fac, watts, host, pue) == pytest.approx(n)   # the inverse, exactly
+    led = _fast(lambda: power.run_ledger(n, watts, seconds, host, pue, price, carbon))
+    parts = led.accelerator_energy + led.host_energy + led.overhead_energy
+    assert parts == pytest.approx(led.energy) and led.energy == pytest.approx(power.run_energy(n, watts, seconds, host,
+                                                                                                 pue))
+    for v in (led.dollars, led.kg_co2, led.household_years):
+        assert v >= 0 and math.isfinite(v)
+    assert power.electricity_cost(led.energy, price) == pytest.approx(led.dollars)
+    assert power.emissions(led.energy, carbon) == pytest.approx(led.kg_co2)
+    assert power.household_years(led.energy) == pytest.approx(led.household_years)
+
+
+@settings(max_examples=60, deadline=None)
+@given(system=st.floats(100, 1e5), k=st.integers(1, 72), gpu=st.floats(1, 2000))
+def test_host_share_from_a_rating_is_never_negative(system, k, gpu):
+    if system >= k * gpu:
+        assert power.host_share_from_system(system, k, gpu) >= 0
+    else:
+        with pytest.raises(ValueError):
+            power.host_share_from_system(system, k, gpu)
+
+
+@settings(max_examples=40, deadline=None)
+@given(acc=st.sampled_from(["A100", "H100", "H200", "MI300X"]), mfu=st.floats(0.01, 1), pue=st.floats(1, 3),
+       host=st.floats(0, 2000))
+def test_realised_efficiency_never_beats_the_datasheet(acc, mfu, pue, host):
+    r = _fast(lambda: power.realised_efficiency(acc, mfu, pue, host))
+    assert 0 < r <= power.peak_efficiency(acc) * (1 + 1e-12)

@@ -92,3 +92,63 @@ def test_policy_table_and_explorer():
     assert df.loc["first-fit", "large_wait_hours"] == pytest.approx(_compare(0.4)["first-fit"].large_wait_seconds
                                                                     / HOUR)
     assert "utilisation" in vp.schedule_view("first-fit", 0.4)
+
+
+# --- properties (issue 13): any input answers within a second — a number or a ValueError — and never NaN ----------
+import math
+import time
+
+from hypothesis import given, settings, strategies as st
+
+from chipchain import systems
+
+YEARS = 3 * 365 * DAY
+
+
+def _within_a_second(call):
+    t = time.perf_counter()
+    try:
+        out = call()
+    except ValueError:
+        out = None
+    assert time.perf_counter() - t < 1.0
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(load=st.floats(0.01, 1.0), share=st.floats(0, 1), n=st.integers(1, 10**6),
+       d_small=st.floats(60, YEARS), d_large=st.floats(60, YEARS))
+def test_arrival_rates_offer_the_load_at_any_scale(load, share, n, d_small, d_large):
+    ls, ll = _within_a_second(lambda: sc.arrival_rates(load, share, n, (1, 2, 4, 8), d_small, 64, d_large))
+    assert ls >= 0 and ll >= 0 and math.isfinite(ls) and math.isfinite(ll)
+    # GPU-seconds offered per second = load × GPUs (the definition of offered load)
+    assert ls * 3.75 * d_small + ll * 64 * d_large == pytest.approx(load * n, rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(blocks=st.sampled_from([1, 2, 8, 64, 1024, 8192]), hours=st.integers(2, 3 * 8760),
+       load=st.floats(0.05, 1.0), share=st.floats(0, 1), policy=st.sampled_from(sc.POLICIES))
+def test_simulation_never_hangs_up_to_a_million_gpus_and_years(blocks, hours, load, share, policy):
+    # 1 block = 16 nodes = 128 GPUs; 8,192 blocks ≈ 1.05 million GPUs; up to three years of simulated time
+    cluster = systems.cluster("A100", 128 * blocks)
+    r = _within_a_second(lambda: sc.simulate_schedule(policy, share, load, cluster=cluster, seconds=hours * HOUR,
+                                                      warmup_seconds=HOUR))
+    if r is not None:
+        for v in (r.utilisation, r.large_capacity, r.fragmentation):
+            assert 0 <= v <= 1 and not math.isnan(v)
+
+
+def test_a_huge_simulation_is_refused_not_run():
+    # 131,072 GPUs for two days at high load took minutes before issue 13; it is now refused at once
+    with pytest.raises(ValueError, match="within a second"):
+        sc.simulate_schedule("topology-aware", 0.9, 0.95, cluster=systems.cluster("A100", 131_072), seconds=2 * DAY,
+                             warmup_seconds=DAY)
+
+
+@settings(max_examples=10, deadline=None)
+@given(share=st.floats(0, 1), load=st.floats(0.1, 1.0))
+def test_compare_policies_fractions(share, load):
+    rows = _within_a_second(lambda: sc.compare_policies(share, load, seeds=(0,), seconds=4 * DAY,
+                                                        warmup_seconds=DAY))
+    for r in rows:
+        assert all(0 <= v <= 1 for v in (r.utilisation, r.large_capacity))

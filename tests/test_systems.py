@@ -17,7 +17,7 @@ def test_dgx_a100_datasheet():
     # 200 Gb/s HDR InfiniBand adapters for compute
     n = systems.get("DGX-A100")
     assert n.gpus_per_node == 8 and n.nics_per_node == 8
-    assert n.accelerator is hardware.get("A100") and n.accelerator.memory_bytes == 80 * GB
+    assert n.accelerator is hardware.get("A100") and n.accelerator.memory_bytes == 80 * 2**30   # "80GB" = 80 GiB
     assert n.intra.name == "NVLink3" and n.intra.bidirectional_bandwidth == 600 * GB
     assert n.inter.name == "IB-HDR" and n.inter.bandwidth_per_direction * 8 == 200 * GB
     assert n.inter_bandwidth_per_gpu * 8 == 200 * GB                  # one 200 Gb/s port per GPU
@@ -138,3 +138,35 @@ def test_unknown_names_list_the_nearest():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- every node's links against its vendor's reference system (issue 13) -------------------------------------
+# (node, NVLink/PCIe bidirectional GB/s per GPU, network Gb/s per port, ports per GPU): DGX A100 ships eight 200 Gb/s
+# HDR ConnectX-6; DGX H100, DGX H200 and DGX B200 eight 400 Gb/s NDR ConnectX-7; export variants carry NVLink as cut
+# (A800 and H800 400 GB/s) or uncut (H20 900 GB/s); the H100 PCIe card sits on PCIe Gen5 x16 (128 GB/s); DGX-1
+# (V100) has NVLink 2 at 300 GB/s and four 100 Gb/s EDR ports.
+VENDOR_REFERENCE = [
+    ("DGX-A100", 600, 200, 1), ("DGX-H100", 900, 400, 1), ("HGX-H200", 900, 400, 1), ("DGX-B200", 1800, 400, 1),
+    ("HGX-A800", 400, 200, 1), ("HGX-H800", 400, 400, 1), ("HGX-H20", 900, 400, 1), ("PCIe-H100", 128, 400, 1),
+    ("DGX-A100-40GB", 600, 200, 1), ("DGX-1-V100", 300, 100, 0.5),        # DGX-1: four EDR ports for eight V100
+]
+
+
+@pytest.mark.parametrize("name, intra_GBps, port_Gbps, ports_per_gpu", VENDOR_REFERENCE)
+def test_node_links_match_the_vendor_reference_system(name, intra_GBps, port_Gbps, ports_per_gpu):
+    nd = systems.get(name)
+    assert nd.intra.bidirectional_bandwidth == intra_GBps * 1e9
+    assert nd.inter.bandwidth_per_direction * 8 == port_Gbps * 1e9
+    assert nd.nics_per_node == ports_per_gpu * nd.gpus_per_node
+    # the row's own source (or its estimate note) names the figure it was checked against
+    text = f"{nd.source} {nd.notes} {nd.inter.source} {nd.intra.source}"
+    assert f"{port_Gbps} Gb/s" in text and (f"{intra_GBps:,} GB/s" in text or f"{intra_GBps} GB/s" in text
+                                             or f"{intra_GBps / 1000:g} TB/s" in text or "14.4 TB/s" in text)
+    if nd.checked != "U":          # a V/V2 row cites the vendor's datasheet or a primary report
+        assert "datasheet" in nd.source or "Technical Report" in nd.source or "product page" in nd.source
+
+
+def test_every_nvidia_part_with_a_server_design_has_its_own_node():
+    generic = {a.name for a in hardware.all_accelerators()
+               if a.vendor == "NVIDIA" and systems.node(a).name == systems.GENERIC}
+    assert generic <= {"RTX-3090", "RTX-4090"}          # consumer cards: the generic PCIe Gen4 server is right

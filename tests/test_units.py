@@ -64,3 +64,13 @@ def test_bytes_per_element_is_the_one_table():
     # IEEE 754 / OCP FP8 widths: 64, 32, 16, 8 bits; TF32 is stored in 32-bit words; INT4 packs two per byte
     assert units.BYTES_PER_ELEMENT == {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1,
                                        "int4": 0.5}
+
+
+def test_capacity_is_shown_binary_first_with_decimal_beside_it():
+    """Conventions: an "80 GB" H100 holds 80 GiB = 85.9 GB (nvidia-smi: 81,920 MiB on the A100 80GB); the H100's
+    228 KiB of shared memory per SM is 233 kB."""
+    assert units.fmt_capacity(80 * units.GiB) == "80 GiB (85.9 GB)"
+    assert units.fmt_capacity(81_920 * units.MiB) == "80 GiB (85.9 GB)"
+    assert units.fmt_capacity(228 * units.KiB) == "228 KiB (233 kB)"
+    with pytest.raises(ValueError, match="nbytes"):
+        units.fmt_capacity(-1)

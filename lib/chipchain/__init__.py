@@ -4,8 +4,8 @@ Every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar);
 :mod:`chipchain.units`. Submodules are imported lazily so that ``import chipchain`` stays fast::
 
     >>> import chipchain
-    >>> chipchain.hardware.get("H100").memory_bytes
-    80000000000.0
+    >>> chipchain.hardware.get("H100").memory_bytes     # 80 GiB, in bytes
+    85899345920.0
 """
 from __future__ import annotations
 

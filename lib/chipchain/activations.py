@@ -42,12 +42,20 @@ def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_paralle
     2.87
     >>> round(activation_bytes_per_layer(2048, 1, 12288, 96, tp=8, sequence_parallel=True) / 1e6)
     359
+    >>> activation_bytes_per_layer(2048, 1, 12288, 96, tp=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: tp (7) must divide heads (96): tensor parallelism gives each rank whole heads
     """
     s = _check.integer("seq", seq)
     b = _check.integer("batch", batch)
     h = _check.integer("hidden", hidden)
     a = _check.integer("heads", heads)
     t = _check.integer("tp", tp)
+    if a % t:
+        raise ValueError(f"tp ({t}) must divide heads ({a}): tensor parallelism gives each rank whole heads")
+    if h % t:
+        raise ValueError(f"tp ({t}) must divide hidden ({h}): tensor parallelism splits the hidden dimension")
     _check.flag("sequence_parallel", sequence_parallel)
     rc = _check.choice("recompute", recompute, RECOMPUTE)
     sbh = float(s) * b * h
@@ -78,7 +86,7 @@ def activation_bytes_per_stage(seq, batch, hidden, heads, layers, pp=1, tp=1, se
     p = _check.integer("pp", pp)
     v = _check.integer("virtual_stages", virtual_stages)
     if l % p:
-        raise ValueError(f"layers ({l}) must be divisible by pp ({p})")
+        raise ValueError(f"pp ({p}) must divide layers ({l}): each pipeline stage holds whole layers")
     m = p if microbatches is None else _check.integer("microbatches", microbatches)
     per_layer = activation_bytes_per_layer(seq, batch, hidden, heads, tp, sequence_parallel, recompute)
     factor = 1.0 + (p - 1) / (p * v) if v > 1 else 1.0

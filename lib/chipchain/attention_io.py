@@ -16,31 +16,45 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, hardware, models
+from . import _check, _data, hardware, models
 
 __all__ = [
-    "SRAM_PER_SM", "sram_per_sm", "block_sizes", "standard_hbm_accesses", "flash_hbm_accesses", "theorem2_standard",
+    "SRAM_KINDS", "sram_per_sm", "block_sizes", "dao_block_sizes", "standard_hbm_accesses", "flash_hbm_accesses", "theorem2_standard",
     "theorem2_flash", "score_matrix_bytes", "attention_activation_bytes", "AttentionStep", "running_example",
 ]
 
-#: on-chip SRAM (shared memory / L1) per streaming multiprocessor, bytes, by accelerator (canonical catalog name).
-#: A100: 192 KB (NVIDIA's KB = 1024 bytes) of combined L1/shared memory per SM, the figure Dao et al. (2022, Sec.
-#: 2.1) use (NVIDIA Ampere GA100 architecture whitepaper); H100 SXM: 228 KB of shared memory per SM (NVIDIA Hopper
-#: architecture whitepaper). An SM figure, not a chip figure, so it is not in the accelerator catalog.
-SRAM_PER_SM = {"A100-SXM-80GB": 192 * 1024, "H100-SXM": 228 * 1024}
+#: what an SM offers a kernel, by kind: ``"l1_shared"`` the combined L1 data cache and shared memory (the SRAM per
+#: SM of Dao et al. 2022, Sec. 2.1: 192 KiB on the A100), ``"shared"`` the most of it a kernel can reserve as shared
+#: memory. Per-SM figures (in KiB, NVIDIA's "KB") live in ``data/sm_memory.csv`` with their sources.
+SRAM_KINDS = ("l1_shared", "shared")
 
 
-def sram_per_sm(accelerator) -> int:
-    """On-chip SRAM per SM of ``accelerator`` (any catalog name or alias, or the record), in bytes; a
-    ``ValueError`` naming the part for a chip whose figure the book does not have.
+def _sm_rows() -> dict:
+    return {hardware.get(r["name"]).name: r for r in _data.rows("sm_memory.csv")}
 
-    >>> sram_per_sm("A100"), sram_per_sm("H100") // 1024
-    (196608, 228)
+
+def sram_per_sm(accelerator, kind="l1_shared") -> int:
+    """On-chip SRAM per streaming multiprocessor of ``accelerator`` (any catalog name or alias, or the record), in
+    bytes: ``kind="l1_shared"`` the combined L1/shared memory, ``"shared"`` the largest shared-memory carve-out
+    (NVIDIA Ampere and Hopper whitepapers; ``data/sm_memory.csv``). Compare like with like: A100 192 KiB against
+    H100 256 KiB combined, 164 KiB against 228 KiB of shared memory. An unknown name raises ``KeyError`` with the
+    nearest names; a chip without the figure the catalog's ``ValueError``.
+
+    >>> sram_per_sm("A100") // 1024, sram_per_sm("H100") // 1024
+    (192, 256)
+    >>> sram_per_sm("A100", "shared") // 1024, sram_per_sm("H100", "shared") // 1024
+    (164, 228)
+    >>> sram_per_sm("B200")
+    Traceback (most recent call last):
+    ...
+    ValueError: B200 has no 'sram_per_sm' figure in the catalog
     """
     acc = hardware.get(accelerator)
-    if acc.name not in SRAM_PER_SM:
-        raise ValueError(f"{acc.name} has no 'sram_per_sm' figure (known for {', '.join(SRAM_PER_SM)})")
-    return SRAM_PER_SM[acc.name]
+    k = _check.choice("kind", kind, SRAM_KINDS)
+    row = _sm_rows().get(acc.name)
+    if row is None:
+        raise _check.Missing(acc.name, "sram_per_sm").error()
+    return int(row["l1_shared_KiB" if k == "l1_shared" else "max_shared_KiB"]) * 1024
 
 
 def _counts(name, value):
@@ -65,16 +79,33 @@ def _block(name, value):
 
 # --- the IO model -------------------------------------------------------------------------------------------------
 
+def dao_block_sizes(d, sram) -> tuple:
+    """Dao et al. (2022), Algorithm 1, line 1: B_c = ⌈M/(4d)⌉ rows of K and V, B_r = min(⌈M/(4d)⌉, d) rows of Q,
+    for an SRAM of M = ``sram`` elements and head dimension ``d``. K/V blocks are the outer loop there. The choice
+    is sized for the O(·) bound, not to the element: the four tiles plus the B_r×B_c score tile can exceed M by up
+    to a quarter (2·B_c·d ≈ M/2, 2·B_r·d ≤ M/2, B_r·B_c ≤ M/4).
+
+    >>> dao_block_sizes(64, 98304)       # 192 KiB of BF16 elements, d = 64
+    (64, 384)
+    """
+    d = _check.integer("d", d)
+    m = _check.integer("sram", sram)
+    bc = -(-m // (4 * d))
+    return min(bc, d), bc
+
+
 def block_sizes(d, sram) -> tuple:
-    """Tile sizes (B_r, B_c) that fit an SRAM of ``sram`` elements for head dimension ``d``.
+    """Tile sizes (B_r, B_c) this book uses for an SRAM of ``sram`` elements and head dimension ``d``.
 
     B_c = min(d, ⌊M/(4d)⌋) rows of K and V; then B_r, the largest integer with
     2·B_r·d (Q_i, Õ_i) + 2·B_c·d (K_j, V_j) + B_r·B_c (S_ij) + 2·B_r (m, ℓ) ≤ M.
-    This is Dao et al. (2022) Algorithm 1's choice (B_c = ⌈M/4d⌉, B_r = min(B_c, d)) with the roles of the
-    two loops swapped, as in FlashAttention-2, and the budget made exact. Raises ValueError if even one row
-    of each tile does not fit (M < 4d + 3).
+    Where it differs from Dao et al. (2022), Algorithm 1 (:func:`dao_block_sizes`: B_c = ⌈M/4d⌉,
+    B_r = min(B_c, d)): the loops are swapped as in FlashAttention-2 (Q blocks outside, so the *outer* tile is the
+    large one: B_r here plays Dao's B_c and B_c plays Dao's B_r); ⌊ ⌋ replaces ⌈ ⌉; and the outer tile fills the
+    SRAM exactly instead of taking M/4d, so every tile really fits. Raises ValueError if even one row of each tile
+    does not fit (M < 4d + 3).
 
-    >>> block_sizes(64, 98304)          # 192 KiB of fp16 elements, d = 64
+    >>> block_sizes(64, 98304)          # 192 KiB of BF16 elements, d = 64
     (464, 64)
     """
     d = _check.integer("d", d)
@@ -231,7 +262,7 @@ def running_example(model, accelerator, tp=1, pp=1, batch=1, seq=None) -> Attent
 
     >>> r = running_example("175B", "A100", tp=8, pp=16)
     >>> round(r.saved_model / 1e9), round(r.saved_model_flash / 1e6, 1), round(r.card_share, 3)
-    (193, 75.5, 0.019)
+    (193, 75.5, 0.018)
     """
     m = models.get(model)
     acc = hardware.get(accelerator)

@@ -18,13 +18,13 @@ import math
 
 from ._lazy import np
 
-from . import _check
+from . import _check, memory
 from .units import DAY
 
 __all__ = [
     "young_interval", "daly_interval", "optimal_interval", "goodput", "goodput_first_order",
     "time_lost_per_failure", "lost_seconds_per_week",
-    "checkpoint_bytes", "write_seconds", "required_write_bandwidth",
+    "restart_bytes_per_param", "checkpoint_bytes", "write_seconds", "required_write_bandwidth",
 ]
 
 
@@ -143,11 +143,24 @@ def lost_seconds_per_week(goodput):
 
 # --- checkpoint size and bandwidth ----------------------------------------------------------------------------------
 
+def restart_bytes_per_param(recipe="mixed-adam") -> float:
+    """Bytes per parameter a restart needs under a precision ``recipe`` of :data:`chipchain.memory.RECIPES`: the
+    weights, the FP32 master weights and the optimizer moments — every model state except the gradients, which the
+    next step recomputes from scratch. Mixed precision with Adam: 2 + 4 + 8 = 14 of its 16 bytes (Rajbhandari et
+    al. 2020). (A restart also needs the RNG states and the data position: a few bytes, not per parameter.)
+
+    >>> restart_bytes_per_param(), restart_bytes_per_param("fp32-adam"), memory.recipe("mixed-adam").total
+    (14.0, 12.0, 16.0)
+    """
+    r = memory.recipe(recipe)
+    return r.total - r.gradients
+
+
 def checkpoint_bytes(params, bytes_per_param):
     """Size of a checkpoint: S = N × b. With mixed precision and Adam a full restart needs the BF16 weights (2 B),
-    the FP32 master weights (4 B) and both Adam moments (4 + 4 B): b = 14; weights alone are b = 2. Counting the
-    16 B/parameter of training states (Rajbhandari et al. 2020) also counts gradients, which a checkpoint need not
-    save. Element-wise.
+    the FP32 master weights (4 B) and both Adam moments (4 + 4 B): b = 14 (:func:`restart_bytes_per_param`); weights
+    alone are b = 2. The 16 B/parameter of training states (Rajbhandari et al. 2020) also count gradients, which a
+    checkpoint need not save. Element-wise.
 
     >>> checkpoint_bytes(70e9, 14) / 1e9
     980.0

@@ -17,7 +17,8 @@ Conventions (the most common source of factor-of-two errors in this field):
 * ``n_ranks`` is the number of ranks taking part in the collective (a group's size, not the cluster's GPU count).
 * ``latency`` (α) is in seconds per message step.
 
-The collectives are element-wise (pass arrays to price many sizes at once). Links are :mod:`chipchain.links`, nodes
+The collectives are element-wise (pass arrays to price many sizes at once). A ring all-reduce that runs is
+:mod:`chipchain.ringsim` (re-exported here). Links are :mod:`chipchain.links`, nodes
 and clusters :mod:`chipchain.systems`, tables and figures :mod:`chipchain.views.comms`.
 
 >>> round(ring_allreduce_time(14e9, 8, 300e9), 4)     # 7B FP16 gradients, 8 GPUs, 300 GB/s per direction
@@ -32,15 +33,16 @@ from dataclasses import dataclass
 from ._lazy import np
 
 from . import _check, compute, systems
+from .ringsim import RingAllreduce, simulate_ring_allreduce      # re-exported: the ring that runs
 
 __all__ = [
-    "ring_allreduce_time", "allgather_time", "reduce_scatter_time", "tree_allreduce_time", "alltoall_time",
+    "ring_allreduce_time", "allgather_time", "reduce_scatter_time", "tree_allreduce_time",
+    "double_tree_allreduce_time", "alltoall_time",
     "p2p_time", "hierarchical_allreduce_time", "allreduce_bytes_per_rank", "dp_scaling_efficiency",
-    "RingAllreduce", "simulate_ring_allreduce", "ALGORITHMS", "cluster_allreduce_time", "DPStep", "dp_step_times",
+    "RingAllreduce", "simulate_ring_allreduce", "ALGORITHMS", "cluster_allreduce_time", "fastest_allreduce",
+    "DPStep", "dp_step_times",
 ]
 
-
-# --- element-wise validation ----------------------------------------------------------------------------------------
 
 # --- the α–β model ------------------------------------------------------------------------------------------------
 
@@ -117,11 +119,12 @@ def reduce_scatter_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
 
 
 def tree_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
-    """Binary-tree all-reduce (reduce up a tree, broadcast down it): ``T = 2⌈log₂ n⌉ · (α + M/B)``.
+    """The unpipelined textbook binary tree (reduce up, broadcast down): ``T = 2⌈log₂ n⌉ · (α + M/B)``.
 
     Each of the ⌈log₂ n⌉ levels passes the whole buffer, once up and once down, so the latency term grows only with
     log n (good for small messages) but the bandwidth term is 2⌈log₂ n⌉ · M/B instead of the ring's ≈ 2M/B (bad
-    for large ones). Unpipelined; NCCL's pipelined double binary tree gets close to the ring's bandwidth term.
+    for large ones). This is not what NCCL runs: its pipelined double binary tree is
+    :func:`double_tree_allreduce_time`.
 
     Args and units as :func:`ring_allreduce_time` (element-wise). Returns seconds; 0.0 for n = 1.
     Source: Thakur et al. (2005) (binomial-tree reduce followed by broadcast, ⌈log p⌉(α + nβ) each).
@@ -133,6 +136,28 @@ def tree_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
     """
     m, n, b, a = _common(nbytes, n_ranks, bandwidth, latency)
     return _check.result(2 * np.ceil(np.log2(n)) * (a + m / b))               # ⌈log₂ n⌉ levels, up and down
+
+
+def double_tree_allreduce_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
+    """Pipelined double binary tree all-reduce (NCCL's "tree"): ``T = 2M/B + 2⌈log₂ n⌉·α``.
+
+    Two binary trees, each carrying half the buffer, are built so that every rank is a leaf in one and an inner node
+    in the other; the halves are cut into small chunks that stream up (reduce) and down (broadcast) the trees at
+    once. Each rank then receives and sends about M per phase — a bandwidth term 2M/B, within n/(n−1) of the ring's
+    2(n−1)/n · M/B — while a chunk crosses only 2⌈log₂ n⌉ levels. Modelled in the limit of fine pipelining (the
+    fill time of the last chunk is neglected). Sanders, Speck & Träff (2009), "Two-tree algorithms for full
+    bandwidth broadcast, reduction and scan", Parallel Computing 35(12); Jeaugey (2019), "Massively scale your deep
+    learning training with NCCL 2.4", NVIDIA technical blog.
+
+    Args and units as :func:`ring_allreduce_time` (element-wise). Returns seconds; 0.0 for n = 1.
+
+    >>> round(double_tree_allreduce_time(14e9, 8, 300e9), 4), round(ring_allreduce_time(14e9, 8, 300e9), 4)
+    (0.0933, 0.0817)
+    >>> double_tree_allreduce_time(1e6, 1024, 50e9, 5e-6) < ring_allreduce_time(1e6, 1024, 50e9, 5e-6)
+    True
+    """
+    m, n, b, a = _common(nbytes, n_ranks, bandwidth, latency)
+    return _check.result(np.where(n > 1, 2 * m / b + 2 * np.ceil(np.log2(n)) * a, 0.0))
 
 
 def alltoall_time(nbytes, n_ranks, bandwidth, latency=0.0) -> float:
@@ -226,79 +251,11 @@ def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
     return tc / (tc + exposed)
 
 
-# --- a ring all-reduce that runs ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RingAllreduce:
-    """What :func:`simulate_ring_allreduce` returns.
-
-    ``result``: the reduced array (every rank's copy is checked to be identical); ``outputs``: every rank's final
-    buffer, shape (n, L); ``bytes_sent``: bytes each rank sent, shape (n,); ``steps``: communication steps, 2(n−1).
-    """
-
-    result: object
-    outputs: object
-    bytes_sent: object
-    steps: int
-
-
-def simulate_ring_allreduce(buffers) -> RingAllreduce:
-    """Run a ring all-reduce on ``n`` simulated ranks, chunk by chunk, counting the bytes each rank sends.
-
-    The buffer is split into n chunks. Reduce-scatter: in step s (0 … n−2) rank r sends chunk (r − s) mod n to rank
-    r + 1, which adds it to its own copy; after n − 1 steps rank r owns the full sum of chunk (r + 1) mod n.
-    All-gather: in step s rank r forwards chunk (r + 1 − s) mod n, which the receiver stores. All sends of a step
-    happen "at once" (messages are copied before anyone updates). The result equals ``numpy.sum(buffers, axis=0)``
-    and each rank sends 2(n−1)/n · M bytes when the length divides by n (otherwise chunk sizes differ by one element).
-
-    Args: ``buffers``: a sequence of n ≥ 1 equal-length 1-D numeric arrays (or an (n, L) array), one per rank.
-    Returns a :class:`RingAllreduce`. Source: Patarasuk & Yuan (2009); Baidu's ring all-reduce (Gibiansky 2017).
-
-    >>> bufs = np.arange(12.0).reshape(3, 4)
-    >>> r = simulate_ring_allreduce(bufs)
-    >>> r.result.tolist(), r.bytes_sent.tolist(), r.steps
-    ([12.0, 15.0, 18.0, 21.0], [40, 48, 40], 4)
-    """
-    try:
-        data = np.array(buffers)
-    except ValueError as exc:
-        raise ValueError(f"buffers must be n equal-length 1-D arrays: {exc}") from None
-    if data.ndim != 2 or data.shape[0] < 1 or data.shape[1] < 1:
-        raise ValueError(f"buffers must be n ≥ 1 non-empty, equal-length 1-D arrays; got shape {data.shape}")
-    if not (np.issubdtype(data.dtype, np.number) and not np.issubdtype(data.dtype, np.bool_)):
-        raise ValueError(f"buffers must hold numbers, got dtype {data.dtype}")
-    if np.issubdtype(data.dtype, np.floating) and not np.all(np.isfinite(data)):
-        raise ValueError("buffers must be finite (no NaN or infinity)")
-    n, length = data.shape
-    work = data.copy()
-    sent = np.zeros(n, dtype=np.int64)
-    if n == 1:
-        return RingAllreduce(result=work[0].copy(), outputs=work, bytes_sent=sent, steps=0)
-    bounds = np.linspace(0, length, n + 1).round().astype(int)   # chunk c is work[:, bounds[c]:bounds[c+1]]
-    item = work.dtype.itemsize
-
-    def chunk(c):
-        return slice(bounds[c], bounds[c + 1])
-
-    for s in range(n - 1):                      # reduce-scatter
-        messages = [(r, (r - s) % n, work[r, chunk((r - s) % n)].copy()) for r in range(n)]
-        for r, c, payload in messages:
-            work[(r + 1) % n, chunk(c)] += payload
-            sent[r] += payload.size * item
-    for s in range(n - 1):                      # all-gather
-        messages = [(r, (r + 1 - s) % n, work[r, chunk((r + 1 - s) % n)].copy()) for r in range(n)]
-        for r, c, payload in messages:
-            work[(r + 1) % n, chunk(c)] = payload
-            sent[r] += payload.size * item
-    if not all(np.array_equal(work[0], work[r]) for r in range(1, n)):   # pragma: no cover - a bug, not an input
-        raise RuntimeError("ring all-reduce left ranks with different buffers")
-    return RingAllreduce(result=work[0].copy(), outputs=work, bytes_sent=sent, steps=2 * (n - 1))
-
-
 # --- collectives on a cluster of nodes -------------------------------------------------------------------------------
 
-#: all-reduce algorithms :func:`cluster_allreduce_time` knows
-ALGORITHMS = ("ring", "tree", "hierarchical")
+#: all-reduce algorithms :func:`cluster_allreduce_time` knows ("tree" is the unpipelined textbook tree, "double-tree"
+#: NCCL's pipelined double binary tree)
+ALGORITHMS = ("ring", "tree", "double-tree", "hierarchical")
 
 
 def _topology(cluster, n_gpus):
@@ -318,18 +275,21 @@ def cluster_allreduce_time(nbytes, cluster, n_gpus=None, algorithm="ring", effic
     per node. Bandwidths are per direction, times ``efficiency`` (the share of the nominal figure collectives really
     reach, 50–70 % per seed 002); latencies are the links' α.
 
-    * Inside one node (n ≤ g): the ring or tree runs over the intra-node link alone.
+    * Inside one node (n ≤ g): the algorithm runs over the intra-node link alone (hierarchical = ring).
     * ``ring`` across nodes: one ring per NIC rail (k rings for k NICs per node, each carrying M/k), the way NCCL
-      lays rings on a rail-optimised cluster, so ``B = min(B_intra, k · B_inter)`` and each of the 2(n−1) steps
-      pays α_inter.
-    * ``tree``: a binary tree inside each node (⌈log₂ g⌉ levels over the intra link) under a binary tree of nodes
-      (⌈log₂ N⌉ levels over one NIC), reduce then broadcast: ``2·Σ_levels (α + M/B)``.
+      lays rings on a rail-optimised cluster, so ``B = min(B_intra, k · B_inter)``; each of the 2(n−1) steps pays
+      α_inter.
+    * ``tree`` (unpipelined textbook tree): a binary tree inside each node (⌈log₂ g⌉ levels over the intra link)
+      under a binary tree of nodes (⌈log₂ N⌉ levels over one NIC): ``2·Σ_levels (α + M/B)``.
+    * ``double-tree`` (NCCL's tree): a chain through the g GPUs of each node under a pipelined double binary tree of
+      nodes, one per NIC rail: ``2M / min(B_intra, k · B_inter) + 2(g−1)·α_intra + 2⌈log₂ N⌉·α_inter``.
     * ``hierarchical``: :func:`hierarchical_allreduce_time`, with each GPU's share of the node's NICs,
       ``k · B_inter / g``, as its inter-node bandwidth.
 
     Args: ``nbytes`` M (bytes per GPU; may be an array); ``n_gpus`` ≥ 1, a multiple of the node's GPUs once above
     it; ``algorithm`` one of :data:`ALGORITHMS`; ``efficiency`` in (0, 1]. Returns seconds. Source: the α–β costs
-    of Thakur et al. (2005) with NCCL's multi-ring layout (Jeaugey 2017, "NCCL 2.0", GTC talk).
+    of Thakur et al. (2005) with NCCL's multi-ring layout (Jeaugey 2017, "NCCL 2.0", GTC talk) and its
+    chain-plus-double-tree layout (Jeaugey 2019).
 
     >>> round(cluster_allreduce_time(14e9, "DGX-H100", 8, algorithm="ring"), 4)      # one node: NVLink 4 only
     0.0545
@@ -343,52 +303,84 @@ def cluster_allreduce_time(nbytes, cluster, n_gpus=None, algorithm="ring", effic
     eff = _check.fraction("efficiency", efficiency)
     b_in, b_out = li.bandwidth_per_direction * eff, lo.bandwidth_per_direction * eff
     if n <= g:
-        one_node = tree_allreduce_time if algo == "tree" else ring_allreduce_time
+        one_node = {"tree": tree_allreduce_time, "double-tree": double_tree_allreduce_time}.get(algo,
+                                                                                             ring_allreduce_time)
         return one_node(m, n, b_in, li.latency)
     if n % g:
         raise ValueError(f"n_gpus must be a multiple of gpus_per_node={g} once it spans several nodes, got {n}")
-    nodes = n // g
+    nodes, rail = n // g, min(b_in, k * b_out)
     if algo == "ring":
-        return ring_allreduce_time(m, n, min(b_in, k * b_out), lo.latency)
+        return ring_allreduce_time(m, n, rail, lo.latency)
     if algo == "tree":
         return _check.result(tree_allreduce_time(m, g, b_in, li.latency) + tree_allreduce_time(m, nodes, b_out, lo.latency))
+    if algo == "double-tree":
+        return _check.result(double_tree_allreduce_time(m, nodes, rail, lo.latency) + 2 * (g - 1) * li.latency)
     return hierarchical_allreduce_time(m, g, nodes, b_in, k * b_out / g, li.latency, lo.latency)
+
+
+def fastest_allreduce(nbytes, cluster, n_gpus=None, efficiency=1.0) -> tuple:
+    """The fastest of :data:`ALGORITHMS` for one message, as ``(algorithm, seconds)`` — the choice NCCL's tuner
+    makes by message size and GPU count (here from the α–β model, not from measurement).
+
+    Args as :func:`cluster_allreduce_time` (``nbytes`` a scalar). Returns (str, seconds); ties go to the earlier
+    entry of :data:`ALGORITHMS`.
+
+    >>> [fastest_allreduce(m, "H100", 8)[0] for m in (1e4, 14e9)]
+    ['double-tree', 'ring']
+    """
+    m = _check.nonnegative("nbytes", nbytes)
+    times = [(cluster_allreduce_time(m, cluster, n_gpus, a, efficiency), i, a) for i, a in enumerate(ALGORITHMS)]
+    t, _, algo = min(times)
+    return algo, t
 
 
 @dataclass(frozen=True)
 class DPStep:
-    """One data-parallel step: each GPU's share of the compute and the gradient all-reduce, seconds."""
+    """One data-parallel step: each GPU's share of the compute and the gradient all-reduce (seconds), and the
+    all-reduce algorithm priced."""
 
     compute_seconds: float
     comm_seconds: float
+    algorithm: str = ""
 
     def efficiency(self, overlap=0.0) -> float:
         """Scaling efficiency of this step, :func:`dp_scaling_efficiency` with ``overlap`` in [0, 1]."""
         return dp_scaling_efficiency(self.compute_seconds, self.comm_seconds, overlap)
 
 
-def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, peak_flops=None, mfu=0.4,
-                  grad_bytes_per_param=2.0, algorithm="hierarchical", efficiency=1.0) -> DPStep:
+def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_flops=None, mfu=0.4,
+                  grad_bytes_per_param=2.0, algorithm="fastest", efficiency=1.0) -> DPStep:
     """Compute time and gradient all-reduce time of one data-parallel step with a fixed global batch.
 
     ``T_compute = 6·P·B / (n · peak · MFU)`` (each GPU does 1/n of the 6PB FLOPs of the step) and
     ``T_comm = all-reduce of P · grad_bytes_per_param`` by :func:`cluster_allreduce_time`. With the global batch
     fixed (it is capped by what the optimiser tolerates), adding GPUs shrinks each GPU's work but not its
-    gradient: this is why efficiency falls as GPUs are added.
+    gradient: this is why efficiency falls as GPUs are added. Data parallelism splits the batch by whole sequences,
+    so every GPU needs at least one: ``B / n ≥ seq`` (else ``ValueError``: use fewer GPUs, a larger batch or another
+    cut).
 
     Args: ``params`` P; ``batch_tokens`` B (tokens per step); ``cluster`` and ``n_gpus`` as
-    :func:`cluster_allreduce_time`; ``peak_flops`` per GPU (FLOP/s; default the cluster accelerator's BF16 dense
-    peak); ``mfu`` in (0, 1]; ``grad_bytes_per_param`` (2 for BF16/FP16 gradients); ``algorithm`` and
+    :func:`cluster_allreduce_time`; ``seq`` tokens per sequence; ``peak_flops`` per GPU (FLOP/s; default the
+    cluster accelerator's BF16 dense peak); ``mfu`` in (0, 1]; ``grad_bytes_per_param`` (2 for BF16/FP16
+    gradients); ``algorithm`` one of :data:`ALGORITHMS` or ``"fastest"`` (:func:`fastest_allreduce`);
     ``efficiency`` as :func:`cluster_allreduce_time`. Returns a :class:`DPStep` (seconds). Source: 6ND (Kaplan
     et al. 2020); all-reduce as above.
 
     >>> s = dp_step_times(7e9, 4e6, "H100", 1024)          # H100 BF16 dense peak, 989.4 TFLOP/s
-    >>> round(s.compute_seconds, 3), round(s.comm_seconds, 3), round(s.efficiency(), 3)
-    (0.415, 0.125, 0.768)
+    >>> round(s.compute_seconds, 3), round(s.comm_seconds, 3), round(s.efficiency(), 3), s.algorithm
+    (0.415, 0.07, 0.855, 'double-tree')
+    >>> dp_step_times(7e9, 4e6, "H100", 4096)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch_tokens=4,000,000 over n_gpus=4,096 is 977 tokens per GPU, less than one 2,048-token sequence (seq): data parallelism needs at least one sequence per GPU per step
     """
     p = _check.positive("params", params)
     b = _check.positive("batch_tokens", batch_tokens)
     node, n = _topology(cluster, n_gpus)
+    s = _check.integer("seq", seq)
+    if b / n < s:
+        raise ValueError(f"batch_tokens={b:,.0f} over n_gpus={n:,} is {b / n:,.0f} tokens per GPU, less than one "
+                         f"{s:,}-token sequence (seq): data parallelism needs at least one sequence per GPU per step")
     if peak_flops is None:
         if node.accelerator is None:
             raise ValueError(f"peak_flops is needed: the {node.name} node names no accelerator")
@@ -397,4 +389,9 @@ def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, peak_flops=None
     u = _check.fraction("mfu", mfu)
     gb = _check.positive("grad_bytes_per_param", grad_bytes_per_param)
     step = compute.training_time(compute.training_flops(p, b), n, peak, u)       # 6ND over this step's tokens
-    return DPStep(step, cluster_allreduce_time(p * gb, node, n, algorithm, efficiency))
+    if algorithm == "fastest":
+        algo, t = fastest_allreduce(p * gb, node, n, efficiency)
+    else:
+        algo = _check.choice("algorithm", algorithm, ALGORITHMS)
+        t = cluster_allreduce_time(p * gb, node, n, algo, efficiency)
+    return DPStep(step, t, algo)

@@ -2,12 +2,14 @@
 ``data/serving_devices.csv``. (Inference ASICs such as Groq's LPU and Cerebras's WSE-3 are accelerators: their specs
 live once, in the accelerator catalog, :mod:`chipchain.hardware`.)
 
-A :class:`Device` is in SI units (bytes, bytes per second, watts, FLOP/s). A figure the row lacks is a
+A :class:`Device` is in SI units (bytes, bytes per second, watts, FLOP/s). Memory capacities are binary, as DRAM
+is built and sold: an "8 GB" board holds 8 GiB = 8.59 GB (the file's column says ``memory_GiB``); bandwidths are
+decimal. A figure the row lacks is a
 :class:`~chipchain._data.Missing`: arithmetic on it raises a ``ValueError`` naming the device and the field. Rows
 checked ``U`` are estimates and their notes say so.
 
 >>> d = get("orin nano")
->>> d.name, d.memory_bytes / 1e9, d.memory_bandwidth / 1e9
+>>> d.name, d.memory_bytes / 2**30, d.memory_bandwidth / 1e9
 ('Jetson-Orin-Nano-8GB', 8.0, 68.0)
 >>> get("Apple-M2").power * 2
 Traceback (most recent call last):
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _data
+from . import _data, units
 
 __all__ = ["Device", "KINDS", "get", "names", "all_devices"]
 
@@ -35,7 +37,7 @@ class Device(_data.Record):
     vendor: str
     year: int
     process: str
-    memory_bytes: float             #: bytes (shared with the CPU on edge boards)
+    memory_bytes: float             #: bytes (shared with the CPU on edge boards); the file gives GiB, as DRAM is sold
     memory_type: str
     memory_bandwidth: float         #: bytes/s
     power: float                    #: watts (module or system power as the source states it)
@@ -59,7 +61,7 @@ def _build():
             raise ValueError(f"serving_devices.csv: {name} has kind {row['kind']!r}; expected one of {KINDS}")
         yield Device(
             name=name, kind=row["kind"], vendor=row["vendor"], year=int(row["year"]), process=row["process"],
-            memory_bytes=fig("memory_GB", "memory_bytes", 1e9), memory_type=row["memory_type"],
+            memory_bytes=fig("memory_GiB", "memory_bytes", units.GiB), memory_type=row["memory_type"],
             memory_bandwidth=fig("memory_bandwidth_GBps", "memory_bandwidth", 1e9), power=fig("power_W", "power"),
             bf16_flops=fig("bf16_TFLOPS", "bf16_flops", 1e12), int8_ops=fig("int8_TOPS", "int8_ops", 1e12),
             checked=row["checked"], source=row["source"], notes=row["notes"],

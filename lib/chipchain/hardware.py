@@ -1,11 +1,20 @@
 """The accelerator catalog: one row per part, each with its source and how well it was checked.
 
-The data live in ``data/accelerators.csv`` (human units in the column names: GB, GB/s, TFLOPS); this module turns a
-row into an :class:`Accelerator` whose attributes are in SI units (bytes, bytes per second, FLOP/s, watts).
+The data live in ``data/accelerators.csv`` (human units in the column names: GiB, GB/s, TFLOPS); this module turns
+a row into an :class:`Accelerator` whose attributes are in SI units (bytes, bytes per second, FLOP/s, watts).
 
 Conventions:
 
-* Peak throughput is **dense** unless ``sparse=True`` (2:4 structured sparsity doubles the printed figure).
+* **Memory capacity is binary.** Vendors print HBM and DRAM capacities in binary units while writing "GB": an "80 GB"
+  H100 holds 80 GiB = 85.9 × 10⁹ bytes (``nvidia-smi`` reports 81,559 MiB usable). The catalog's ``memory_GiB``
+  column stores GiB for every row (each row's notes say what the vendor meant); ``memory_bytes`` is in bytes, so
+  every "fits" and "cards' worth" uses the real capacity. Bandwidths stay decimal (1 GB/s = 10⁹ bytes/s).
+* **Every peak names its unit** (:data:`UNIT`): ``fp64`` and ``fp32`` are the vector (CUDA core / SIMD) figures,
+  ``fp64_tensor`` and the formats below it are Tensor Core (matrix engine) figures. The H100 SXM: FP64 34 vector,
+  67 Tensor Core; FP32 67 vector.
+* Peak throughput is **dense** unless ``sparse=True`` (2:4 structured sparsity doubles the printed figure). Sparse
+  figures exist only for the Tensor Core formats the datasheets print them for (:data:`SPARSE_DTYPES`); asking for a
+  sparse FP64 or FP32 peak is an error.
 * ``int8`` figures are integer operations per second; they are returned by :meth:`Accelerator.peak_flops` with
   the same unit for comparison, but they are not floating-point operations.
 * ``interconnect_bandwidth`` is the chip-to-chip bandwidth **summed over both directions** (the way NVIDIA and the
@@ -22,14 +31,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import _check, _data
+from . import _check, _data, units
 
-__all__ = ["Accelerator", "DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op"]
+__all__ = ["Accelerator", "DTYPES", "UNIT", "SPARSE_DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op"]
 
-#: precisions with a peak column in the catalog, widest first
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+#: precisions with a peak column in the catalog, widest first (``fp64_tensor``: FP64 on the Tensor Cores)
+DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 #: bit width of each precision (used by export-control arithmetic)
-BITS = {"fp64": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
+BITS = {"fp64": 64, "fp64_tensor": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
+#: which unit each peak is for: "vector" (CUDA cores / SIMD units) or "tensor" (Tensor Cores / matrix engines)
+UNIT = {"fp64": "vector", "fp64_tensor": "tensor", "fp32": "vector", "tf32": "tensor", "bf16": "tensor",
+        "fp16": "tensor", "fp8": "tensor", "int8": "tensor"}
+#: formats the datasheets print 2:4 structured-sparsity figures for (none for FP64 or FP32)
+SPARSE_DTYPES = ("tf32", "bf16", "fp16", "fp8", "int8")
 CHECK_LEVELS = _data.CHECK_LEVELS
 
 
@@ -45,7 +59,7 @@ class Accelerator(_data.Record):
     process: str
     transistors: float | None        #: count
     die_area_mm2: float | None       #: mm² (the export rules' unit)
-    memory_bytes: float | None       #: bytes
+    memory_bytes: float | None       #: bytes (the vendor's binary "GB" converted: 80 GiB = 85.9e9)
     memory_type: str
     memory_bandwidth: float | None   #: bytes/s
     interconnect_bandwidth: float | None  #: bytes/s, both directions summed
@@ -79,6 +93,12 @@ class Accelerator(_data.Record):
         1979.0
         >>> get("H100").peak_flops("fp16", sparse=True) / 1e12
         1978.8
+        >>> get("H100").peak_flops("fp64") / 1e12, get("H100").peak_flops("fp64_tensor") / 1e12
+        (34.0, 67.0)
+        >>> get("H100").peak_flops("fp64", sparse=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: sparse=True: no sparse fp64 figure exists; structured sparsity applies only to tf32, bf16, fp16, fp8, int8
         """
         key = _check.choice("dtype", dtype, DTYPES)
         value = self.peaks.get(key)
@@ -87,6 +107,9 @@ class Accelerator(_data.Record):
             raise ValueError(f"dtype={dtype!r}: {self.name} has no {key} peak in the catalog (it has: {have})")
         _check.flag("sparse", sparse)
         if sparse:
+            if key not in SPARSE_DTYPES:
+                raise ValueError(f"sparse=True: no sparse {key} figure exists; structured sparsity applies only to "
+                                 f"{', '.join(SPARSE_DTYPES)}")
             if not self.sparse_factor:
                 raise ValueError(f"sparse=True: {self.name} has no structured-sparsity figure in the catalog")
             return value * self.sparse_factor
@@ -107,7 +130,7 @@ def _row_to_accelerator(row: dict) -> Accelerator:
     return Accelerator(
         name=name, vendor=row["vendor"], year=int(row["year"]), market=row["market"],
         process=row["process"], transistors=fig("transistors_billion", "transistors", 1e9),
-        die_area_mm2=fig("die_area_mm2", "die_area_mm2"), memory_bytes=fig("memory_GB", "memory_bytes", 1e9),
+        die_area_mm2=fig("die_area_mm2", "die_area_mm2"), memory_bytes=fig("memory_GiB", "memory_bytes", units.GiB),
         memory_type=row["memory_type"], memory_bandwidth=fig("memory_bandwidth_GBps", "memory_bandwidth", 1e9),
         interconnect_bandwidth=fig("interconnect_GBps_bidir", "interconnect_bandwidth", 1e9),
         interconnect=row["interconnect"], tdp=fig("tdp_W", "tdp"), peaks=peaks,
@@ -167,7 +190,7 @@ def catalog():
     import pandas as pd
 
     df = pd.DataFrame(_rows()).set_index("name")
-    numeric = [c for c in df.columns if c.endswith(("_GB", "_GBps", "_GBps_bidir", "_W", "_TFLOPS", "_TOPS",
+    numeric = [c for c in df.columns if c.endswith(("_GiB", "_GBps", "_GBps_bidir", "_W", "_TFLOPS", "_TOPS",
                                                      "_mm2", "_billion", "_factor")) or c in ("year", "sms",
                                                      "cuda_cores", "tensor_cores")]
     for c in numeric:
@@ -179,28 +202,48 @@ def _energy_rows() -> tuple:
     return _data.rows("energy_per_op.csv")
 
 
-def energy_per_op(operation: str | None = None):
+def energy_per_op(operation: str | None = None, bits: int | None = None):
     """Energy of one operation at 45 nm, in joules (Horowitz 2014, ISSCC keynote, Fig. 1.1.9).
 
     With ``operation`` (e.g. ``"FP32 multiply"``, ``"DRAM read"``) returns that energy in J; without it, a pandas
-    DataFrame of the whole table (energies in pJ, as published). The ratio the book quotes — a 32-bit DRAM read
+    DataFrame of the whole table (energies in pJ, as published). A row is identified by (operation, bits): where
+    the table lists an operation at more than one width ("Integer add" at 8 and 32 bits) ``bits`` is required, and
+    leaving it out is a ``ValueError`` rather than a silent pick. The ratio the book quotes — a 32-bit DRAM read
     costs about 170 FP32 multiplies:
 
     >>> round(energy_per_op("DRAM read") / energy_per_op("FP32 multiply"))
     173
+    >>> energy_per_op("Integer multiply", bits=8) / 1e-12
+    0.2
+    >>> energy_per_op("Integer add")
+    Traceback (most recent call last):
+    ...
+    ValueError: operation='Integer add' is listed at 8 and 32 bits; pass bits= to say which
     """
     rows = _energy_rows()
     if operation is None:
+        if bits is not None:
+            raise ValueError("bits needs an operation")
         import pandas as pd
 
         df = pd.DataFrame(rows)
         df["bits"] = df["bits"].astype(int)
         df["energy_pJ"] = df["energy_pJ"].astype(float)
         return df
-    by_name = {r["operation"].lower(): r for r in rows}
     if not isinstance(operation, str):
         raise ValueError(f"operation must be a string, got {operation!r}")
     key = operation.strip().lower()
-    if key not in by_name:
-        raise KeyError(_check.nearest_message(operation, [r["operation"] for r in rows], "operation"))
-    return float(by_name[key]["energy_pJ"]) * 1e-12
+    matches = [r for r in rows if r["operation"].lower() == key]
+    if not matches:
+        raise KeyError(_check.nearest_message(operation, sorted({r["operation"] for r in rows}), "operation"))
+    widths = [int(r["bits"]) for r in matches]
+    if bits is None:
+        if len(matches) > 1:
+            raise ValueError(f"operation={operation!r} is listed at {' and '.join(map(str, widths))} bits; "
+                             "pass bits= to say which")
+        return float(matches[0]["energy_pJ"]) * 1e-12
+    b = _check.integer("bits", bits)
+    if b not in widths:
+        raise ValueError(f"bits={bits!r}: {matches[0]['operation']} is listed only at "
+                         f"{' and '.join(map(str, widths))} bits")
+    return float(matches[widths.index(b)]["energy_pJ"]) * 1e-12

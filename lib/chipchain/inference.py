@@ -3,8 +3,9 @@
 Serving a language model runs in two phases with opposite characters:
 
 * **Prefill** reads the prompt of ``s`` tokens in one pass. Every weight fetched from memory is used ``s`` times, so
-  the arithmetic intensity is about ``2s / b`` FLOP per byte (``b`` bytes per weight): far above any GPU's ridge
-  point — compute-bound.
+  the arithmetic intensity is about ``2s / b`` FLOP per byte (``b`` bytes per weight): compute-bound once the
+  prompt is longer than about ``R·b/2`` tokens for a ridge point ``R`` (a few hundred tokens on current GPUs in
+  16-bit; :func:`chipchain.serving.prefill_critical_tokens`), memory-bound below that.
 * **Decode** produces one token per sequence per step. Every weight is fetched once per step and used once per
   sequence in the batch, and each sequence also reads its whole KV cache. At batch 1 the intensity is about
   ``2 / b`` FLOP/byte — memory-bound, and the speed limit is ``tokens/s ≤ bandwidth / bytes read per token``.
@@ -250,10 +251,11 @@ def max_batch(memory_bytes, model, context, weight_dtype="bf16", kv_dtype="bf16"
     ``floor((f·M − W) / (c·kv))`` (0 if the weights alone do not fit). ``f`` leaves room for activations, the
     runtime and fragmentation (0.9 by default — an assumption).
 
-    Llama 3 70B with FP8 weights and a BF16 cache at 4,096 tokens, on one 80 GB and one 180 GB card:
+    Llama 3 70B with FP8 weights and a BF16 cache at 4,096 tokens, on one "80 GB" and one "180 GB" card (memory
+    sold in binary units: 80 GiB = 85.9 GB, 180 GiB = 193.3 GB):
 
-    >>> max_batch(80e9, "Llama-3-70B", 4096, "fp8"), max_batch(180e9, "Llama-3-70B", 4096, "fp8")
-    (1, 68)
+    >>> max_batch(80 * 2**30, "Llama-3-70B", 4096, "fp8"), max_batch(180 * 2**30, "Llama-3-70B", 4096, "fp8")
+    (5, 77)
     """
     mem = _check.positive("memory_bytes", memory_bytes)
     c = _check.integer("context", context)
@@ -283,6 +285,10 @@ def largest_model_that_fits(memory_bytes, dtype="int4", usable_fraction=0.75) ->
 def energy_per_token(power, tokens_per_second):
     """Joules per generated token: ``E = P / throughput`` (``power`` W of the devices serving, ``tokens_per_second``
     summed over all sequences they serve; either may be an array).
+
+    Taking ``power`` as the GPUs' rated maximum (TDP) makes this an estimate at TDP, not a bound: memory-bound
+    decode seldom draws the full rating (so the estimate runs high for the GPUs), while the host, network and
+    cooling are left out and a roofline throughput is a best case (both of which would raise it).
 
     One H100 at its 700 W limit producing 207 tokens/s for one user, and 8,695 tokens/s for 64:
 

@@ -79,7 +79,7 @@ def headline_peak(accelerator) -> Peak:
     acc = hardware.get(accelerator)
     best = None
     for d in acc.precisions():
-        for s in ((False, True) if acc.sparse_factor else (False,)):
+        for s in ((False, True) if acc.sparse_factor and d in hardware.SPARSE_DTYPES else (False,)):
             v = acc.peak_flops(d, sparse=s)
             if best is None or v > best.peak_flops:
                 best = Peak(v, d, s)
@@ -127,7 +127,7 @@ def matching_conventions(accelerator, quoted, rel=0.02) -> list:
     tol = _check.fraction("rel", rel)
     out = []
     for d in acc.precisions():
-        for s in ((False, True) if acc.sparse_factor else (False,)):
+        for s in ((False, True) if acc.sparse_factor and d in hardware.SPARSE_DTYPES else (False,)):
             if abs(acc.peak_flops(d, sparse=s) - q) <= tol * q:
                 out.append((d, s))
     return out

@@ -58,7 +58,7 @@ def get(link) -> Link:
     >>> get("NVLink6")
     Traceback (most recent call last):
     ...
-    KeyError: "unknown link 'NVLink6'; nearest known names: NVLink5, NVLink4, NVLink3, NVLink4-H800"
+    KeyError: "unknown link 'NVLink6'; nearest known names: NVLink5, NVLink4, NVLink3, NVLink2"
     """
     return _REGISTRY.get(link)
 

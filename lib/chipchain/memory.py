@@ -132,11 +132,12 @@ def state_breakdown(params, recipe="mixed-adam") -> dict:
 def state_bytes(params, recipe="mixed-adam") -> float:
     """Model states = (weights + gradients + master + moments) bytes per parameter × Ψ, unsharded.
 
-    The running example: 16 B × 175e9 = 2.8e12 bytes = 35 A100-80GB cards' worth (seed 000, step ①); DeepSeek-V3's
-    FP8 recipe keeps 12 B per parameter, 8.05 TB for its 671e9 parameters.
+    The running example: 16 B × 175e9 = 2.8e12 bytes, 32.6 cards' worth of an A100's 80 GiB (seed 000, step ①,
+    divides by 80e9 and gets 35); DeepSeek-V3's FP8 recipe keeps 12 B per parameter, 8.05 TB for its 671e9
+    parameters.
 
-    >>> state_bytes(175e9) / 80e9
-    35.0
+    >>> round(state_bytes(175e9) / 2**30 / 80, 1)
+    32.6
     >>> state_bytes(671e9, "deepseek-v3-fp8") / 1e12
     8.052
     """
@@ -251,7 +252,7 @@ class Ledger:
         """Compare the total with the card's memory less ``reserve`` bytes (CUDA context, fragmentation).
 
         >>> ledger("7B", microbatch=1, recompute="full").fits("H100").message
-        'OOM on H100-SXM by 29 GB'
+        'OOM on H100-SXM by 23 GB'
         """
         acc = hardware.get(accelerator)
         cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)

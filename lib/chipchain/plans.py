@@ -11,11 +11,12 @@ tests check that every plan it returns agrees with the scalar model).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, activations, memory, models, parallel, systems
+from . import _check, activations, memory, models, parallel, systems, units
 
 __all__ = ["Candidate", "search"]
 
@@ -30,7 +31,9 @@ class Candidate:
 
 
 def _divisors(n: int) -> list:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Divisors of n in increasing order, in O(√n) (so a 10⁶-GPU search answers within a second)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
@@ -44,10 +47,15 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     dividing the batch; micro-batch size; ZeRO 0–3 (0–1 with PP, as DeepSpeed allows); recomputation
     none/selective/full; sequence parallelism on or off (with TP). No interleaving, no EP. Ties in step time are
     broken by lower memory; with ``distinct_shapes=True`` only the best plan of each (TP, PP, DP, micro-batch size)
-    shape is kept.
+    shape is kept. When no plan qualifies it raises ``ValueError`` saying why: no split divides the model and
+    batch, or none of the valid plans fits (with the smallest one's memory).
 
     >>> [str(c.plan) for c in search("70B", "H100", 64, top=2)]
     ['TP 2 × PP 8 × DP 4, ZeRO-1, 384 micro-batches of 1', 'TP 2 × PP 16 × DP 2, ZeRO-1, 768 micro-batches of 1']
+    >>> search("175B", "A100", 8)                                # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no plan for GPT-3-175B on 8 × A100-SXM-80GB: none of the 552 valid plans fits in 80 GiB (85.9 GB) per GPU; the smallest needs ... (TP 8 × PP 1 × DP 1, ZeRO-0, full recomputation)
     """
     m = models.get(model)
     c = systems.cluster(cluster, n_gpus)
@@ -81,7 +89,9 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
                         for sp in ((0, 1) if tp > 1 else (0,)):
                             rows.append((tp, pp, dp, b, zero, rc, sp))
     if not rows:
-        return []
+        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: no TP × PP × DP split of {n:,} GPUs has TP "
+                         f"dividing its {m.heads} heads, PP its {m.layers} layers and DP the {B:,}-sequence batch "
+                         f"(micro-batch sizes {', '.join(map(str, bs))})")
     a = np.array(rows, dtype=np.int64)
     tp, pp, dp, b, zero, rc, sp = (a[:, i].astype(float) for i in range(7))
     mb = (B / dp) / b                                   # micro-batches per replica
@@ -118,6 +128,12 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
     step = compute * (1 + bubble) + tp_t + pp_t + (1 - ov) * dp_t
     idx = np.flatnonzero(ok)
+    if not idx.size:
+        i = int(np.argmin(total))
+        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {len(rows):,} valid plans fits "
+                         f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(total[i])} "
+                         f"(TP {int(a[i, 0])} × PP {int(a[i, 1])} × DP {int(a[i, 2])}, ZeRO-{int(a[i, 4])}, "
+                         f"{activations.RECOMPUTE[int(a[i, 5])]} recomputation)")
     order = idx[np.lexsort((total[idx], step[idx]))]
     if distinct_shapes:
         seen, keep = set(), []

@@ -4,40 +4,44 @@
   dense, at the precision that gives the highest value, summed over processing units. One multiply-accumulate is two
   operations, so ``2 · MacTOPS`` is the dense tera-operations per second the datasheets print:
   ``TPP = TOPS · bits``. 4,800 ≈ 300 dense TFLOPS at 16 bits ≈ 600 TOPS at 8 bits.
-* **Performance density** ``PD = TPP / die area`` (mm² of applicable die area).
+* **Performance density** ``PD = TPP / applicable die area`` in mm²; the 2023 rule's technical notes define the
+  applicable die area (for a multi-die package, the logic dies counted together), which the catalog lacks for B200.
 * **Rules as data** in ``data/export_rules.json``: each category is a list of alternative branches, each branch a
   list of conditions ``min ≤ metric < max`` (``min`` inclusive, ``max`` exclusive). :func:`classify` evaluates them
   and says in words which threshold caught a chip or why it passed. The rules are paraphrased from secondary notes
   that quote the Federal Register text (checked V2); the book says so.
+* **I/O as the 2022 rule counts it**: the *aggregate* bidirectional rate over all inputs and outputs to chips other
+  than volatile memory — link, host link (PCIe) and bridges, not NVLink alone (:func:`chip_io`). Where our sources
+  give only part of it, the sum is a lower bound that can catch a chip but not clear it.
 
-Bit length of TF32: the format carries 19 bits (1 sign, 8 exponent, 10 mantissa) in a 32-bit register. This module
-counts it at 19 bits (:data:`BITS`). That is a reading of "bit length of the operation", not settled text: at 32
-bits a part that runs TF32 at its BF16 rate would double its TPP on paper (Trainium2's catalog row lists TF32 at
-its BF16 rate, so even at 19 bits its highest TPP comes from TF32). For NVIDIA
-parts, which run TF32 at half the BF16 rate, the choice changes nothing.
+Bit length of TF32: the format carries 19 bits (1 sign, 8 exponent, 10 mantissa) in a 32-bit register; this module
+counts 19 (:data:`BITS`), a reading of "bit length of the operation", not settled text. At 32 bits a part that runs
+TF32 at its BF16 rate would double its TPP on paper (Trainium2's catalog row does, so even at 19 bits its highest
+TPP comes from TF32); for NVIDIA parts, which run TF32 at half the BF16 rate, the choice changes nothing.
 
 >>> round(tpp("H100")), round(tpp("A100"))
 (15832, 4992)
 >>> classify("A800", "2022-10").category, classify("A800", "2023-10").category
 ('not controlled', '3A090.a')
+>>> classify("H100-PCIe", "2022-10").reason      # PCIe 128 GB/s + the NVLink bridge's 600 GB/s
+'caught by 3A090: TPP 12,104 ≥ 4,800 and bidirectional I/O 728 GB/s ≥ 600'
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, _data, hardware, units
+from . import _check, _data, hardware, links, units
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
-           "rules", "rule", "thresholds", "Classification", "classify_numbers", "classify", "Placement", "placements",
-           "Superpod", "superpods"]
+           "rules", "rule", "thresholds", "ChipIO", "chip_io", "Classification", "classify_numbers", "classify",
+           "Placement", "placements", "Superpod", "superpods"]
 
 #: bit length per precision for TPP; TF32 at its 19 carried bits (see the module docstring)
 BITS = {**hardware.BITS, "tf32": 19}
 
 _LABELS = {"tpp": "TPP", "pd": "performance density", "io_GBps": "bidirectional I/O"}
 _MISSING = {"pd": "die area", "io_GBps": "chip-to-chip bandwidth", "tpp": "peak throughput"}
-
 
 # --- the two metrics ---------------------------------------------------------------------------------------------
 def tpp_from(peak_flops, bits):
@@ -160,9 +164,8 @@ def rule(rule_id) -> Rule:
         return rule_id
     if not isinstance(rule_id, str):
         raise ValueError(f"rule_id must be a rule id such as '2023-10', got {rule_id!r}")
-    for r in _rules():
-        if rule_id in (r.id, r.date, r.date[:4]):
-            return r
+    for r in (r for r in _rules() if rule_id in (r.id, r.date, r.date[:4])):
+        return r
     raise KeyError(_check.nearest_message(rule_id, [r.id for r in _rules()], "rule"))
 
 
@@ -176,6 +179,50 @@ def thresholds(rule_id, metric) -> list[float]:
     m = _check.choice("metric", metric, tuple(_LABELS))
     return sorted({v for _, branches in r.categories for branch in branches for k, lo, hi in branch if k == m
                    for v in (lo, hi) if v is not None})
+
+
+@dataclass(frozen=True)
+class ChipIO:
+    """A part's bidirectional I/O to other integrated circuits (bytes/s), as the 2022 rule counts it: the catalog's
+    chip-to-chip ``link``, the ``host`` link and ``other`` ports or bridges. ``complete`` is False when our sources
+    list only part of it; ``aggregate`` is then a lower bound (``None`` when nothing is known)."""
+
+    accelerator: hardware.Accelerator
+    link: float | None
+    host: float | None
+    other: float
+    other_what: str
+    complete: bool
+    checked: str
+    source: str
+
+    @property
+    def aggregate(self) -> float | None:
+        known = [v for v in (self.link, self.host) if v is not None]
+        return sum(known) + self.other if known or self.other or self.complete else None
+
+
+@lru_cache(maxsize=1)
+def _io_rows() -> dict:
+    return {hardware.get(r["accelerator"]).name: r for r in _data.rows("export_io.csv")}
+
+
+def chip_io(accelerator) -> ChipIO:
+    """The aggregate I/O of a catalog part (``data/export_io.csv`` on top of the catalog's link figure). A part the
+    file does not list has only its link figure, marked incomplete (an estimate, a lower bound).
+
+    >>> [round(chip_io(n).aggregate / 1e9) for n in ("A100", "A800", "H100-PCIe", "H800")]
+    [664, 464, 728, 528]
+    >>> io = chip_io("B200"); io.aggregate / 1e9, io.complete
+    (1800.0, False)
+    """
+    acc = hardware.get(accelerator)
+    link = None if _data.is_missing(acc.interconnect_bandwidth) else acc.interconnect_bandwidth
+    r = _io_rows().get(acc.name, {"host_link": "", "other_GBps_bidir": "", "other_what": "", "complete": "no",
+                                  "checked": "U", "source": "the catalog's chip-to-chip link figure only"})
+    host = links.get(r["host_link"]).bidirectional_bandwidth if r["host_link"] else None
+    return ChipIO(acc, link, host, float(r["other_GBps_bidir"] or 0) * units.GBPS, r["other_what"],
+                  r["complete"] == "yes", r["checked"], r["source"])
 
 
 @dataclass(frozen=True)
@@ -194,11 +241,7 @@ class Classification:
 
 
 def _fmt(metric, v):
-    if metric == "tpp":
-        return units.fmt_number(round(v, 1))
-    if metric == "pd":
-        return f"{v:.3g}"
-    return f"{v:g} GB/s"
+    return units.fmt_number(round(v, 1)) if metric == "tpp" else f"{v:.3g}" if metric == "pd" else f"{v:g} GB/s"
 
 
 def _cond(metric, lo, hi, values):
@@ -209,6 +252,8 @@ def _cond(metric, lo, hi, values):
         return None, f"{label} unknown (the catalog lacks the {_MISSING[metric]})"
     lo_ok = lo is None or v >= lo
     hi_ok = hi is None or v < hi
+    if metric == "io_GBps" and not values["io_complete"] and not (lo_ok and hi is None):   # a lower bound only
+        return None, f"{label} of at least {_fmt(metric, v)} counted; the rest of its I/O is not in our sources"
     if not lo_ok:
         return False, f"{label} {_fmt(metric, v)} < {lo:,g}"
     if not hi_ok:
@@ -229,11 +274,13 @@ def _branch(branch, values):
     return True, " and ".join(w for _, w in results)
 
 
-def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_id="2023-10") -> Classification:
+def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_id="2023-10",
+                     io_complete=True) -> Classification:
     """Classify a chip described by raw numbers under one rule.
 
-    ``tpp`` dimensionless; ``pd`` TPP per mm² (None if unknown); ``io_bandwidth`` chip-to-chip bandwidth in bytes/s,
-    both directions summed (None if unknown); ``market`` ``"datacenter"`` or ``"consumer"``. Thresholds are
+    ``tpp`` dimensionless; ``pd`` TPP per mm² (None if unknown); ``io_bandwidth`` aggregate I/O to other chips in
+    bytes/s, both directions summed (None if unknown); ``io_complete`` False when that is only a lower bound (it can
+    then meet a threshold but not fall short of one); ``market`` ``"datacenter"`` or ``"consumer"``. Thresholds are
     inclusive at their lower end: a chip exactly at TPP 4,800 with I/O exactly 600 GB/s is caught by the 2022 rule.
 
     >>> c = classify_numbers(4800, io_bandwidth=600e9, rule_id="2022-10")
@@ -250,7 +297,8 @@ def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_
     p = None if pd is None else _check.nonnegative("pd", pd)
     io = None if io_bandwidth is None else _check.nonnegative("io_bandwidth", io_bandwidth)
     m = _check.choice("market", market, ("datacenter", "consumer"))
-    values = {"tpp": t, "pd": p, "io_GBps": None if io is None else io / units.GBPS}
+    values = {"tpp": t, "pd": p, "io_GBps": None if io is None else io / units.GBPS,
+              "io_complete": _check.flag("io_complete", io_complete)}
     missed, unknown = [], []
     for name, branches in r.categories:
         outcomes = [_branch(b, values) for b in branches]
@@ -269,14 +317,14 @@ def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_
 
 
 def classify(accelerator, rule_id="2023-10") -> Classification:
-    """Classify a catalog part (name, alias or record) under a rule, using its TPP, performance density, I/O
-    bandwidth and market; a figure the catalog lacks leaves the answer "undetermined" where the rule needs it.
+    """Classify a catalog part (name, alias or record) under a rule from its TPP, density, aggregate I/O
+    (:func:`chip_io`) and market; a figure the catalog lacks leaves it "undetermined" where the rule needs it.
 
-    The compliant-variant story, computed: the A800 and H800 kept TPP above 4,800 but cut NVLink to 400 GB/s and
-    passed the 2022 test; the 2023 rule drops the I/O test and catches them.
+    The compliant variants, computed: the A800 and H800 kept TPP above 4,800 but cut NVLink to 400 GB/s, so even
+    with the host link their I/O stayed under 600 GB/s and they passed in 2022; the 2023 rule catches them.
 
     >>> classify("H800", "2022-10").reason
-    'passes: bidirectional I/O 400 GB/s < 600'
+    'passes: bidirectional I/O 528 GB/s < 600'
     >>> classify("H800", "2023-10").reason
     'caught by 3A090.a: TPP 15,832 ≥ 4,800'
     """
@@ -287,21 +335,21 @@ def classify(accelerator, rule_id="2023-10") -> Classification:
                               f"{acc.name}, so no TPP", None, None, None)
     t = tpp(acc)
     pd = None if _data.is_missing(acc.die_area_mm2) else performance_density_from(t, acc.die_area_mm2)
-    io = None if _data.is_missing(acc.interconnect_bandwidth) else acc.interconnect_bandwidth
-    return classify_numbers(t, pd, io, acc.market, rule_id)
+    io = chip_io(acc)
+    return classify_numbers(t, pd, io.aggregate, acc.market, rule_id, io.complete)
 
 
 @dataclass(frozen=True)
 class Placement:
     """One catalog part under every rule: its TPP (``None`` without a peak), the precision that gives it, its
-    performance density and bidirectional I/O (bytes/s; ``None`` when the catalog lacks the figure) and its
-    :class:`Classification` under each rule, in rule order."""
+    performance density, aggregate bidirectional I/O (:class:`ChipIO`) and its :class:`Classification` under each
+    rule, in rule order."""
 
     accelerator: hardware.Accelerator
     tpp: float | None
     dtype: str | None
     pd: float | None
-    io_bandwidth: float | None
+    io: ChipIO
     classifications: tuple
 
 
@@ -317,8 +365,7 @@ def placements(rule_ids=None) -> list[Placement]:
     for acc in hardware.all_accelerators():
         t, d = tpp_precision(acc) if acc.precisions() else (None, None)
         pd = performance_density_from(t, acc.die_area_mm2) if t is not None and acc.die_area_mm2 else None
-        io = None if _data.is_missing(acc.interconnect_bandwidth) else acc.interconnect_bandwidth
-        out.append(Placement(acc, t, d, pd, io, tuple(classify(acc, i) for i in ids)))
+        out.append(Placement(acc, t, d, pd, chip_io(acc), tuple(classify(acc, i) for i in ids)))
     return out
 
 
@@ -354,12 +401,12 @@ class Superpod:
 
 
 def superpods() -> list[Superpod]:
-    """Rack-scale systems: Atlas 900 A3 SuperPoD (both figures its page prints) and GB200 NVL72 (compute and memory
-    from the catalog's B200 estimate). Where a row leaves compute or memory empty, it is the accelerator count times
-    the catalog figure.
+    """Rack-scale systems: Atlas 900 A3 SuperPoD (both figures its page prints) and GB200 NVL72 (the dense 16-bit
+    figure NVIDIA prints; memory from the catalog's B200 estimate). Where a row leaves compute or memory empty, it
+    is the accelerator count times the catalog figure.
 
     >>> [round(s.peak_flops / 1e15, 1) for s in superpods()]
-    [307.2, 288.7, 162.0]
+    [307.2, 288.7, 180.0]
     """
     out = []
     for r in _data.rows("superpods.csv"):

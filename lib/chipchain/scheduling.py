@@ -126,6 +126,11 @@ def simulate_schedule(policy="first-fit", small_share=0.5, load=0.85, *, cluster
         raise ValueError(f"warmup_seconds ({warmup_seconds}) must be shorter than seconds ({seconds})")
     if hours * c.n_gpus > 5e8:
         raise ValueError(f"{hours:,} hours on {c.n_gpus:,} GPUs is too long a simulation; shorten seconds")
+    nodes = c.n_gpus // gpn
+    jobs = sum(arrival_rates(load, small_share, c.n_gpus, sizes, small_seconds, ln * gpn, large_seconds)) * hours * HOUR
+    if 2e-5 * jobs + 4.5e-7 * hours * nodes + 3e-8 * jobs * nodes + 5e-6 * nodes > 0.4:   # measured costs, seconds
+        raise ValueError(f"about {jobs:,.0f} jobs over {hours:,} hours on {nodes:,} nodes is more than this simulation "
+                         "answers within a second; shorten seconds, lengthen the jobs or simulate fewer GPUs")
     return _simulate_schedule(policy, _check.probability("small_share", small_share), _check.fraction("load", load),
                               hours, warmup, c.n_gpus // gpn // npb, npb, gpn, ln, sizes,
                               _check.positive("small_seconds", small_seconds) / HOUR,
@@ -149,8 +154,8 @@ def _simulate_schedule(policy, small_share, load, hours, warmup, nb, npb, gpn, l
     s_size = rng.choice(sizes, n_s.sum())
     s_dur = np.maximum(1, np.ceil(rng.exponential(small_hours, n_s.sum()))).astype(int)
     l_dur = np.maximum(1, np.ceil(rng.exponential(large_hours, n_l.sum()))).astype(int)
-    s_arr = np.repeat(np.arange(hours), n_s)
-    l_arr = np.repeat(np.arange(hours), n_l)
+    s_arr = np.repeat(np.arange(hours), n_s.astype(np.intp))   # Poisson counts are int64; np.repeat takes intp,
+    l_arr = np.repeat(np.arange(hours), n_l.astype(np.intp))   # which is 32-bit in WebAssembly (Pyodide)
     # one list of arrivals per hour: (arrival hour, kind, size, duration); small jobs listed first within the hour
     jobs_by_hour = [[] for _ in range(hours)]
     for a, g, d in zip(s_arr.tolist(), s_size.tolist(), s_dur.tolist()):
@@ -187,6 +192,7 @@ def _simulate_schedule(policy, small_share, load, hours, warmup, nb, npb, gpn, l
     util, cap, lq, frag, large_hours_used = [], [], [], [], 0.0
     packing = policy != "first-fit"
     reserve = policy == "topology-aware"
+    work = 0                                    # jobs looked at, summed over the hours (the simulation's cost)
 
     for h in range(hours):
         for nodes, g, kind in ends[h]:
@@ -195,6 +201,11 @@ def _simulate_schedule(policy, small_share, load, hours, warmup, nb, npb, gpn, l
             n_free += g * len(nodes)
             large_busy -= large_gpus if kind == 1 else 0
         queue.extend(jobs_by_hour[h])
+        work += len(queue)
+        if work > 1.2e5:                        # a long queue over many hours would take minutes: refuse instead
+            raise ValueError(f"the simulation would look at more than 120,000 queued jobs (the queue held "
+                             f"{len(queue):,} at hour {h:,}), more than it answers within a second; lower the load "
+                             "or shorten seconds")
         remaining = []
         rb = -1                                 # the block reserved for the oldest waiting large job
         min_failed_small = gpn + 1              # a small job of this size or larger cannot fit this hour

@@ -6,9 +6,16 @@ and know nothing about hardware; this module places them on an accelerator of :m
 the roofline (:mod:`chipchain.roofline`): time ≥ max(F/peak, Q/bandwidth), so every tokens/s figure is an upper
 bound. ``accelerator`` and ``model`` are registry names, aliases or records.
 
+A configuration whose weights and KV cache need more memory than the GPUs hold gets no throughput at all: its
+``fits`` is ``False`` and its ``seconds``/``tokens_per_second`` are a :class:`DoesNotFit` marker that prints "does
+not fit" and raises a ``ValueError`` (naming the bytes needed and held) on any arithmetic or number formatting.
+
 >>> d = decode("H100", "Llama-3-8B", context=1, batch=1)
 >>> d.bound, round(d.tokens_per_second)
 ('memory-bound', 209)
+>>> big = decode("H100", "Llama-3-8B", context=8192, batch=256)
+>>> big.fits, str(big.tokens_per_second)
+(False, 'does not fit')
 """
 from __future__ import annotations
 
@@ -16,9 +23,41 @@ import math
 from dataclasses import dataclass
 
 from . import _check, hardware, models, roofline, units
-from .inference import decode_bytes, decode_flops, decode_intensity, memory_needed, prefill_bytes, prefill_flops
+from .inference import (decode_bytes, decode_flops, decode_intensity, memory_needed, prefill_bytes, prefill_flops,
+                        prefill_intensity)
 
-__all__ = ["PhaseEstimate", "compute_dtype", "prefill", "decode", "critical_batch", "gpus_to_hold"]
+__all__ = ["PhaseEstimate", "DoesNotFit", "compute_dtype", "prefill", "decode", "critical_batch",
+           "prefill_critical_tokens", "gpus_to_hold"]
+
+
+class DoesNotFit(_check.Missing):
+    """Stands in for a throughput or step time that does not exist because the weights and KV cache do not fit in
+    the GPUs' memory. Falsy; prints "does not fit"; any arithmetic, comparison or number formatting raises a
+    ``ValueError`` that says how many bytes were needed and held.
+
+    >>> x = DoesNotFit("Llama-3-8B on 1 × H100-SXM", 150e9, 80e9)
+    >>> str(x), bool(x)
+    ('does not fit', False)
+    >>> x * 2
+    Traceback (most recent call last):
+    ...
+    ValueError: Llama-3-8B on 1 × H100-SXM does not fit: needs 150 GB (weights + KV cache), holds 80 GB — no throughput
+    """
+
+    __slots__ = ("needed", "available")
+
+    def __init__(self, what: str, needed: float, available: float):
+        super().__init__(what, "throughput")
+        self.needed, self.available = needed, available
+
+    def error(self) -> ValueError:
+        return ValueError(f"{self.part} does not fit: needs {units.fmt_bytes(self.needed)} (weights + KV cache), "
+                          f"holds {units.fmt_bytes(self.available)} — no throughput")
+
+    def __str__(self) -> str:
+        return "does not fit"
+
+    __repr__ = __str__
 
 
 def compute_dtype(accelerator, weight_dtype="bf16") -> str:
@@ -44,7 +83,9 @@ def compute_dtype(accelerator, weight_dtype="bf16") -> str:
 
 @dataclass(frozen=True)
 class PhaseEstimate:
-    """Roofline estimate of one prefill or one decode step on ``n_gpus`` ideal tensor-parallel GPUs."""
+    """Roofline estimate of one prefill or one decode step on ``n_gpus`` ideal tensor-parallel GPUs. When the
+    weights and KV cache do not fit (``fits`` is False), ``seconds``, ``tokens_per_second`` and
+    ``per_sequence_tokens_per_second`` are :class:`DoesNotFit` — never a number."""
 
     phase: str                 #: "prefill" or "decode"
     accelerator: str
@@ -58,16 +99,17 @@ class PhaseEstimate:
     ridge: float               #: FLOP/byte of the accelerator at ``dtype``
     dtype: str                 #: compute precision
     bound: str                 #: "memory-bound" or "compute-bound"
-    seconds: float             #: lower bound on the step's time
+    seconds: float             #: lower bound on the step's time (DoesNotFit if it does not fit)
     tokens_per_second: float   #: tokens produced (decode) or consumed (prefill) per second, all sequences
-    per_sequence_tokens_per_second: float
+    per_sequence_tokens_per_second: float   #: (both DoesNotFit if the configuration does not fit)
     utilisation: float         #: attainable FLOP/s ÷ peak FLOP/s
     memory_needed: float       #: bytes: weights + KV cache (:func:`memory_needed`)
     memory_available: float    #: bytes: n_gpus × memory per GPU
 
     @property
     def fits(self) -> bool:
-        """True when the weights and KV cache fit in the GPUs' memory."""
+        """True when the weights and KV cache fit in the GPUs' memory (all of it: the physical limit; the
+        ``usable_fraction`` of :func:`~chipchain.inference.max_batch` and :func:`gpus_to_hold` leaves headroom)."""
         return self.memory_needed <= self.memory_available
 
 
@@ -79,14 +121,19 @@ def _phase(phase, accelerator, model, tokens, batch, weight_dtype, kv_dtype, n_g
     intensity = roofline.arithmetic_intensity(flops, nbytes)
     per_gpu = roofline.attainable_flops(acc, intensity, dtype)          # FLOP/s on one GPU at this intensity
     seconds = flops / (n * per_gpu)                                     # = max(F/peak, Q/BW) over n GPUs
+    need = memory_needed(m, tokens, batch, weight_dtype, kv_dtype)
+    have = n * acc.require("memory_bytes")
+    if need <= have:
+        tps, each = produced / seconds, produced / batch / seconds
+    else:                                       # no throughput for a configuration the memory cannot hold
+        seconds = tps = each = DoesNotFit(f"{m.name} at batch {batch:,} × {tokens:,} tokens on {n} × {acc.name}",
+                                          need, have)
     return PhaseEstimate(
         phase=phase, accelerator=acc.name, model=m.name, n_gpus=n, batch=batch, tokens=tokens, flops=flops,
         nbytes=nbytes, intensity=intensity, ridge=roofline.ridge_point(acc, dtype), dtype=dtype,
-        bound=roofline.bound(acc, intensity, dtype), seconds=seconds, tokens_per_second=produced / seconds,
-        per_sequence_tokens_per_second=produced / batch / seconds,
-        utilisation=roofline.fraction_of_peak(acc, intensity, dtype),
-        memory_needed=memory_needed(m, tokens, batch, weight_dtype, kv_dtype),
-        memory_available=n * acc.require("memory_bytes"))
+        bound=roofline.bound(acc, intensity, dtype), seconds=seconds, tokens_per_second=tps,
+        per_sequence_tokens_per_second=each, utilisation=roofline.fraction_of_peak(acc, intensity, dtype),
+        memory_needed=need, memory_available=have)
 
 
 def prefill(accelerator, model, prompt_tokens, batch=1, weight_dtype="bf16", kv_dtype="bf16",
@@ -115,6 +162,13 @@ def decode(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="
     >>> d1, d64 = decode("H100", "Llama-3-8B", 1024, 1), decode("H100", "Llama-3-8B", 1024, 64)
     >>> d1.bound, round(d1.tokens_per_second), d64.bound, round(d64.tokens_per_second)
     ('memory-bound', 207, 'memory-bound', 8695)
+
+    Batch 1,024 at the same context needs 16 GB of weights and 137 GB of KV cache — more than the card holds —
+    so it gets no throughput:
+
+    >>> d = decode("H100", "Llama-3-8B", 1024, 1024)
+    >>> d.fits, d.tokens_per_second
+    (False, does not fit)
     """
     c = _check.integer("context", context)
     B = _check.integer("batch", batch)
@@ -151,13 +205,48 @@ def critical_batch(accelerator, model, context, weight_dtype="bf16", kv_dtype="b
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
 
+def prefill_critical_tokens(accelerator, model, batch=1, weight_dtype="bf16", kv_dtype="bf16",
+                            tokens_limit=1 << 24):
+    """Shortest prompt whose prefill is compute-bound: the smallest ``s`` with prefill intensity
+    ``F(s)/Q(s) ≥ R`` (the accelerator's ridge point at the compute precision), or ``math.inf`` if no prompt up to
+    ``tokens_limit`` gets there. For a dense model ``F/Q ≈ 2s/b``, so ``s* ≈ R·b/2``; a mixture of experts needs
+    longer prompts, because a short prompt touches only some experts while their weights are read anyway. Shorter
+    prompts prefill on the bandwidth slope, like decode. A bisection of at most ~50 steps.
+
+    Llama 3 8B in BF16 on an H100 (ridge 295 FLOP/byte) and on an A100 (153):
+
+    >>> prefill_critical_tokens("H100", "Llama-3-8B"), prefill_critical_tokens("A100", "Llama-3-8B")
+    (295, 153)
+    """
+    acc = hardware.get(accelerator)
+    m = models.get(model)
+    B = _check.integer("batch", batch)
+    cap = _check.integer("tokens_limit", tokens_limit)
+    ridge = roofline.ridge_point(acc, compute_dtype(acc, weight_dtype))
+
+    def ok(s):
+        return prefill_intensity(m, s, B, weight_dtype, kv_dtype) >= ridge
+
+    if not ok(cap):
+        return math.inf
+    lo, hi = 1, 1
+    while not ok(hi):
+        lo, hi = hi, min(hi * 2, cap)
+    if ok(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
 def gpus_to_hold(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16",
                  usable_fraction=0.9, choices=(1, 2, 4, 8, 16, 32, 64)) -> int:
     """Fewest GPUs among ``choices`` whose memory (× ``usable_fraction``) holds the weights and the KV cache of
     ``batch`` sequences of ``context`` tokens (:func:`memory_needed`). ``ValueError`` if even the largest choice is
     too small.
 
-    The running example in BF16 at 2,048 tokens: 350 GB of weights need 8 A100-80GB (4 hold only 288 GB usable):
+    The running example in BF16 at 2,048 tokens: 350 GB of weights need 8 A100-80GB (4 hold only 309 GB usable):
 
     >>> gpus_to_hold("A100", "GPT-3-175B", 2048)
     8

@@ -1,7 +1,8 @@
 """Named constants and one way to print a quantity for people.
 
 Inside chipchain every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar) with decimal
-prefixes: 1 GB = 1e9 bytes, 1 TB/s = 1e12 bytes per second. Names that mean binary prefixes say so (``GiB``).
+prefixes: 1 GB = 1e9 bytes, 1 TB/s = 1e12 bytes per second. Names that mean binary prefixes say so (``GiB``):
+memory capacities (HBM, DRAM, on-chip SRAM) are binary, and :func:`fmt_capacity` shows them as ``80 GiB (85.9 GB)``.
 Conversions happen only at the edge, here.
 
 Formatters return :class:`Text`, a ``str`` whose ``repr`` is the text itself, so a formatted value can be passed
@@ -133,6 +134,22 @@ def fmt_bytes(nbytes, digits: int = 2) -> Text:
     80 GB
     """
     return _prefixed(_check.nonnegative("nbytes", _figure(nbytes)), "B", digits, _DECIMAL)
+
+
+_BINARY = [(TiB, "Ti"), (GiB, "Gi"), (MiB, "Mi"), (KiB, "Ki")]
+
+
+def fmt_capacity(nbytes, digits: int = 3) -> Text:
+    """A memory capacity the way the book shows one to readers: binary first (what vendors mean by "GB" for HBM,
+    DRAM and on-chip SRAM), decimal in brackets: ``80 GiB (85.9 GB)``, ``228 KiB (233 kB)``.
+
+    >>> fmt_capacity(80 * GiB)
+    80 GiB (85.9 GB)
+    >>> fmt_capacity(228 * KiB)
+    228 KiB (233 kB)
+    """
+    n = _check.nonnegative("nbytes", _figure(nbytes))
+    return Text(f"{_prefixed(n, 'B', digits, _BINARY)} ({_prefixed(n, 'B', digits, _DECIMAL)})")
 
 
 def fmt_bandwidth(bandwidth, digits: int = 3) -> Text:

@@ -27,20 +27,32 @@ again by :func:`chipchain.plans.search` (or the steps that need one refuse with 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from . import (_check, activations, checkpoint, compute, hardware, memory, models, parallel, plans, power, reliability,
-               systems, units)
+from . import (_check, activations, calibration, checkpoint, compute, hardware, memory, models, parallel, plans, power,
+               reliability, systems, units)
 from .units import DAY, kWh
 
-__all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "PlanStep", "MemoryStep", "FailureStep",
-           "ElectricityStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS"]
+__all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
+           "FailureStep", "ElectricityStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS", "cards_needed"]
 
 #: the seven steps' names, in order
 STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
               5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity"}
 #: the number of the chapter that derives each step (titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 1, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9}
+STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9}
+
+
+def cards_needed(cards_worth) -> int:
+    """The whole number of cards (or GPUs, or nodes) a fractional requirement needs: rounded *up*, never down, with
+    a tolerance of 1e-9 for floating-point noise (2.8e12 / 80e9 is 35, not 36).
+
+    >>> cards_needed(32.6), cards_needed(35.0), cards_needed(35.0000000001)
+    (33, 35, 35)
+    """
+    x = _check.nonnegative("cards_worth", cards_worth)
+    return math.ceil(x * (1 - 1e-9))
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class StatesStep:
     total_bytes: float
     card_bytes: float
     cards_worth: float          #: total_bytes / card_bytes
+    cards: int                  #: whole cards whose memory would hold the states, cards_worth rounded up
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,19 @@ class TimeStep:
 
     seconds: dict               #: mfu -> seconds
     days: dict                  #: mfu -> days
+
+
+@dataclass(frozen=True)
+class EvidenceStep:
+    """Step ③ from evidence: the MFU that comparable published runs achieved (lowest, median, highest; implied by
+    their GPU-hours, downtime included) and what each makes of the run: wall-clock seconds, GPU-hours and dollars."""
+
+    mfus: tuple                 #: (lowest, median, highest) implied MFU of the comparable runs
+    runs: tuple                 #: their ids in chipchain.calibration, lowest MFU first
+    seconds: tuple              #: s at each MFU (no failure time added: billed hours already include it)
+    gpu_hours: tuple
+    dollars: tuple              #: GPU-hours × price_per_gpu_hour
+    price_per_gpu_hour: float
 
 
 @dataclass(frozen=True)
@@ -104,7 +130,7 @@ class FailureStep:
     mtbf: float                 #: s, cluster mean time between interruptions, 1 / (n · rate)
     run_seconds: float          #: s of computing at the walkthrough's MFU
     expected_interruptions: float  #: rate · n · run_seconds
-    checkpoint_bytes: float     #: B, params × bytes_per_param
+    checkpoint_bytes: float     #: B, params × restart bytes per param (recipe less gradients)
     write_seconds: float        #: s, checkpoint_bytes / write bandwidth
     restart_seconds: float      #: s, detection + restart + reload (an assumption)
     young_interval: float       #: s, √(2CM)
@@ -140,6 +166,7 @@ class LedgerRow:
     value: float
     text: str
     chapter: int
+    key: str = ""               #: a short name for the row (what :meth:`Walkthrough.texts` is keyed by)
 
 
 #: the inputs :meth:`Walkthrough.replace` accepts
@@ -205,12 +232,10 @@ class Walkthrough:
         b = _check.integer("batch", batch)
         reason = ""
         if plan is None:
-            found = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1)
-            if found:
-                plan = found[0].plan
-            else:
-                reason = (f"no TP × PP × DP plan of {m.name} on {c.n_gpus:,} × {c.accelerator.name} both divides "
-                          f"its layers, heads and {b:,}-sequence batch and fits in memory")
+            try:
+                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1)[0].plan
+            except ValueError as err:                  # plans.search says why no plan qualifies
+                reason = str(err)
         elif isinstance(plan, parallel.Plan):
             parallel.validate(plan, m, c)
         else:
@@ -338,13 +363,16 @@ class Walkthrough:
     def step1_states(self) -> StatesStep:
         """Model states = bytes per parameter × parameters, compared with one card's memory.
 
+        The card's capacity is binary (the A100's "80 GB" is 80 GiB = 85.9 GB), so 2.8 TB is 32.6 cards' worth and
+        needs 33 cards — a count of cards is rounded up (:func:`cards_needed`).
+
         >>> s = Walkthrough().step1_states()
-        >>> s.total_bytes / 1e12, round(s.cards_worth)
-        (2.8, 35)
+        >>> s.total_bytes / 1e12, round(s.cards_worth, 1), s.cards
+        (2.8, 32.6, 33)
         """
         total = memory.state_bytes(self.params, self.recipe)
         card = self.card.require("memory_bytes")
-        return StatesStep(self.bytes_per_param, total, card, total / card)
+        return StatesStep(self.bytes_per_param, total, card, total / card, cards_needed(total / card))
 
     # --- ② compute ----------------------------------------------------------------------------------------
     def step2_compute(self) -> ComputeStep:
@@ -361,6 +389,24 @@ class Walkthrough:
         c = self.step2_compute().flops
         secs = {m: compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in self.mfus}
         return TimeStep(secs, {m: s / DAY for m, s in secs.items()})
+
+    def step3_evidence(self, price_per_gpu_hour=2.0, min_gpus=384) -> EvidenceStep:
+        """Step ③ as a range: the run at the MFU that comparable published runs achieved
+        (:func:`chipchain.calibration.mfu_range`: whole runs on the same generation of accelerator — same vendor and
+        dense BF16 peak — with at least ``min_gpus`` of them), beside the fixed utilisations of :meth:`step3_time`.
+        Their MFU is implied by billed GPU-hours, so it already pays for restarts: no failure time is added.
+        ``price_per_gpu_hour`` $ (DeepSeek-AI 2024 priced its run at $2).
+
+        >>> e = Walkthrough().step3_evidence()
+        >>> [round(m, 2) for m in e.mfus], [round(s / 86400) for s in e.seconds]
+        ([0.24, 0.35, 0.48], [322, 220, 158])
+        """
+        lo, mid, hi, ids = calibration.mfu_range(self.accelerator, min_gpus)
+        price = _check.nonnegative("price_per_gpu_hour", price_per_gpu_hour)
+        c = self.step2_compute().flops
+        secs = tuple(compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in (lo, mid, hi))
+        hours = tuple(self.n_gpus * s / units.HOUR for s in secs)
+        return EvidenceStep((lo, mid, hi), ids, secs, hours, tuple(compute.cost(h, price) for h in hours), price)
 
     # --- ④ the parallel plan and ⑤ memory per GPU (chapters 4 and 6) ----------------------------------------
     def step4_plan(self) -> PlanStep:
@@ -410,21 +456,22 @@ class Walkthrough:
 
         Rate: Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100 (Dubey et al. 2024, §3.3.4), charged
         per GPU and scaled to ``n_gpus`` — an assumption that A100 clusters fail per GPU as often as that H100
-        cluster did. Checkpoint: ``bytes_per_param`` × params (16 B counts gradients too, so it is generous), written
+        cluster did. Checkpoint: the restart state, :func:`chipchain.checkpoint.restart_bytes_per_param` × params (14 B
+        for mixed-precision Adam: the recipe's 16 B less the gradients), written
         at ``write_bandwidth`` B/s (an assumed 50 GB/s aggregate); ``restart_seconds`` is an assumed 10 minutes.
         Interval τ by Daly (2006); goodput G = τ / (M·e^{R/M}·(e^{(τ+C)/M} − 1)); lost time = T/G − T.
 
         >>> f = Walkthrough().step6_failures()
         >>> round(f.mtbf / 3600, 1), round(f.expected_interruptions), round(f.write_seconds)
-        (49.5, 74, 56)
+        (49.5, 74, 49)
         >>> round(f.checkpoint_interval / 60), round(f.goodput, 3), round(f.lost_seconds / 86400, 1)
-        (74, 0.972, 4.4)
+        (69, 0.973, 4.2)
         """
         rate = reliability.llama3_per_gpu_rate() if per_gpu_rate is None else _check.positive("per_gpu_rate",
                                                                                                per_gpu_rate)
         m = reliability.cluster_mtbf(rate, self.n_gpus)
         t = self.run_seconds
-        size = checkpoint.checkpoint_bytes(self.params, self.bytes_per_param)
+        size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
         c = checkpoint.write_seconds(size, write_bandwidth)
         r = _check.nonnegative("restart_seconds", restart_seconds)
         tau = checkpoint.daly_interval(c, m)
@@ -433,18 +480,27 @@ class Walkthrough:
                            checkpoint.young_interval(c, m), tau, g, t / g, t / g - t)
 
     # --- ⑦ electricity (chipchain.power; chapter 9) ---------------------------------------------------------
-    def step7_electricity(self, gpu_power=None, host_share=200.0, pue=1.4, price_per_kwh=0.12) -> ElectricityStep:
+    def step7_electricity(self, gpu_power=None, host_share=None, pue=1.4, price_per_kwh=0.12) -> ElectricityStep:
         """Energy and electricity bill of the run: E = PUE · n · (P_gpu + P_host) · T, cost = E[kWh] · price.
 
-        ``gpu_power`` W (default: the catalog TDP, 400 W for the A100), ``host_share`` W per GPU (an assumption: half
-        the A100's power; a DGX H100 at its maximum rating implies 575 W per 700 W GPU), ``pue`` (seed 002 uses 1.4),
-        ``price_per_kwh`` $/kWh (seed 002's $0.12). T is :attr:`run_seconds` (152 days at 50 % MFU).
+        ``gpu_power`` W (default: the catalog TDP, 400 W for the A100); ``host_share`` W per GPU (default: one method
+        for every server, :func:`chipchain.power.host_share` — the server's maximum rated power less its GPUs' TDP,
+        per GPU: (6,500 − 8 × 400)/8 = 412.5 W for a DGX A100, 575 W for a DGX H100; an upper reference, since servers
+        rarely draw their maximum; a node without a rating in the catalog needs an explicit ``host_share``);
+        ``pue`` (seed 002 uses 1.4); ``price_per_kwh`` $/kWh (seed 002's $0.12, nearer a US commercial than an
+        industrial rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
 
         >>> e = Walkthrough().step7_electricity()
-        >>> round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
-        (3.14, 377, 1.5)
+        >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
+        (412.5, 4.25, 510, 1.5)
         """
         p_gpu = self.card.require("tdp") if gpu_power is None else _check.positive("gpu_power", gpu_power)
+        if host_share is None:
+            try:
+                host_share = power.host_share(self.cluster.node)
+            except KeyError as err:
+                raise ValueError(f"host_share: {err.args[0]}; pass host_share= (W per GPU) explicitly") from None
+        host_share = _check.nonnegative("host_share", host_share)
         t = self.run_seconds
         energy = power.run_energy(self.n_gpus, p_gpu, t, host_share=host_share, pue=pue)
         gpu_only = power.run_energy(self.n_gpus, p_gpu, t)
@@ -465,57 +521,70 @@ class Walkthrough:
         """
         rows = []
 
-        def add(step, quantity, value, text):
-            rows.append(LedgerRow(step, STEP_NAMES[step], quantity, float(value), str(text), STEP_CHAPTERS[step]))
+        def add(step, quantity, value, text, key):
+            rows.append(LedgerRow(step, STEP_NAMES[step], quantity, float(value), str(text), STEP_CHAPTERS[step],
+                                  key))
 
         s1 = self.step1_states()
-        add(1, f"model states at {self.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes))
-        add(1, "…in cards' worth of memory", s1.cards_worth,
-            f"{s1.cards_worth:.0f} × {units.fmt_bytes(s1.card_bytes)}")
+        add(1, f"model states at {self.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes),
+            "states")
+        add(1, "…cards whose memory would hold them (rounded up)", s1.cards,
+            f"{s1.cards} × {units.fmt_capacity(s1.card_bytes)}; {s1.cards_worth:.1f} cards' worth", "cards")
         s2 = self.step2_compute()
-        add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP")
-        add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak))
-        add(3, f"effective compute at {self.mfu:.0%} MFU", self.effective_flops, units.fmt_rate(self.effective_flops))
-        add(3, f"run length at {self.mfu:.0%} MFU", self.run_seconds, units.fmt_duration(self.run_seconds))
+        add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
+        add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
+        add(3, f"effective compute at {self.mfu:.0%} MFU", self.effective_flops, units.fmt_rate(self.effective_flops),
+            "effective")
+        add(3, f"run length at {self.mfu:.0%} MFU", self.run_seconds, units.fmt_duration(self.run_seconds), "days")
         for m, s in self.step3_time().seconds.items():
             if m != self.mfu:
-                add(3, f"run length at {m:.0%} MFU", s, units.fmt_duration(s))
+                add(3, f"run length at {m:.0%} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
         if self.plan is None:
             for step in (4, 5):
                 rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), self.plan_reason,
-                                      STEP_CHAPTERS[step]))
+                                      STEP_CHAPTERS[step], f"no_plan_{step}"))
         else:
             s4 = self.step4_plan()
-            add(4, "plan", s4.plan.n_gpus, str(s4.plan))
+            add(4, "plan", s4.plan.n_gpus, str(s4.plan), "plan")
             add(4, "where the groups sit", len(s4.placement),
-                ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()))
-            add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle))
+                ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()), "placement")
+            add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle), "idle")
             s5 = self.step5_memory_per_gpu()
             add(5, "states per GPU, sharded over all GPUs", s5.states_full_sharding,
-                units.fmt_bytes(s5.states_full_sharding))
+                units.fmt_bytes(s5.states_full_sharding), "states_gpu")
             add(5, f"states per GPU under the plan (ZeRO-{s4.plan.zero})", s5.states_plan,
-                units.fmt_bytes(s5.states_plan))
+                units.fmt_bytes(s5.states_plan), "states_plan")
             add(5, "activations per GPU, selective recompute", s5.activations["selective"],
-                units.fmt_bytes(s5.activations["selective"]))
+                units.fmt_bytes(s5.activations["selective"]), "act_sel")
             add(5, "total per GPU under the plan, against the card", s4.memory_per_gpu,
-                f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_bytes(s5.card_bytes)}: "
-                + ("fits" if s4.fits else "does not fit"))
+                f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_capacity(s5.card_bytes)}: "
+                + ("fits" if s4.fits else "does not fit"), "per_gpu")
         s6 = self.step6_failures()
-        for attr, label, fmt in (("expected_interruptions", "expected interruptions over the run",
-                                  lambda v: f"{v:.0f}"),
-                                 ("mtbf", "mean time between interruptions", units.fmt_duration),
-                                 ("checkpoint_interval", "checkpoint interval", units.fmt_duration),
-                                 ("goodput", "goodput", units.fmt_percent),
-                                 ("lost_seconds", "time lost to failures", units.fmt_duration)):
+        for attr, label, fmt, key in (("expected_interruptions", "expected interruptions over the run",
+                                       lambda v: f"{v:.0f}", "interruptions"),
+                                      ("mtbf", "mean time between interruptions", units.fmt_duration, "mtbf"),
+                                      ("checkpoint_interval", "checkpoint interval", units.fmt_duration, "interval"),
+                                      ("goodput", "goodput", lambda v: units.fmt_percent(v, 3), "goodput"),
+                                      ("lost_seconds", "time lost to failures", units.fmt_duration, "lost")):
             v = getattr(s6, attr)
-            add(6, label, v, fmt(v))
+            add(6, label, v, fmt(v), key)
         s7 = self.step7_electricity()
-        add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power))
-        add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy))
+        add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power), "facility")
+        add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
         add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
-            units.fmt_dollars(round(s7.dollars, -3)))
+            units.fmt_dollars(round(s7.dollars, -3)), "bill")
         rows.sort(key=lambda r: r.step)
         return rows
+
+    def texts(self) -> dict:
+        """The ledger's texts by row key — the strings the ledger table and the explorer print, so that prose which
+        glues them says exactly what the tables say.
+
+        >>> t = Walkthrough().texts()
+        >>> t["goodput"], t["bill"]
+        ('97.3 %', '$510,000')
+        """
+        return {r.key: r.text for r in self.ledger_rows()}
 
     def ledger(self):
         """The whole running example as a pandas DataFrame: one row per headline number, with its step, its

@@ -124,9 +124,12 @@ _EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
 
 def _sram_choices() -> dict:
-    return {"48 KiB": 48 * 1024, "100 KB (Dao et al.'s 'around 100KB')": 100_000,
-            "192 KiB (A100 SM)": attention_io.sram_per_sm("A100"),
-            "228 KiB (H100 SM)": attention_io.sram_per_sm("H100")}
+    """Like with like: each chip's most shared memory per SM, and its combined L1 + shared memory per SM."""
+    sm = attention_io.sram_per_sm
+    return {f"{sm('A100', 'shared') // 1024} KiB (A100 SM, max shared)": sm("A100", "shared"),
+            f"{sm('A100') // 1024} KiB (A100 SM, L1 + shared; Dao et al.)": sm("A100"),
+            f"{sm('H100', 'shared') // 1024} KiB (H100 SM, max shared)": sm("H100", "shared"),
+            f"{sm('H100') // 1024} KiB (H100 SM, L1 + shared)": sm("H100")}
 
 
 def _sram_label(nbytes):

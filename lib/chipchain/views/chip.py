@@ -48,8 +48,7 @@ def spec_sheet(accelerator):
     add(acc.sms, "Streaming multiprocessors", lambda: f"{acc.sms}", "streaming multiprocessors")
     add(acc.cuda_cores, "CUDA cores (FP32 lanes)", lambda: units.fmt_number(acc.cuda_cores), "CUDA cores")
     add(acc.tensor_cores, "Tensor Cores", lambda: units.fmt_number(acc.tensor_cores), "Tensor Cores")
-    add(acc.memory_bytes, "Memory", lambda: f"{units.fmt_bytes(acc.memory_bytes)} {acc.memory_type} (decimal GB)",
-        "memory")
+    add(acc.memory_bytes, "Memory", lambda: f"{units.fmt_capacity(acc.memory_bytes)} {acc.memory_type}", "memory")
     add(acc.memory_bandwidth, "Memory bandwidth", lambda: str(units.fmt_bandwidth(acc.memory_bandwidth)),
         "memory bandwidth")
     add(acc.interconnect_bandwidth, "Chip-to-chip link",
@@ -58,7 +57,7 @@ def spec_sheet(accelerator):
     add(acc.tdp, "Power (TDP)", lambda: str(units.fmt_power(acc.tdp)), "power (TDP)")
     for d in acc.precisions():
         unit = "TOPS" if d == "int8" else "TFLOP/s"
-        rows.append((f"Peak {d.upper()}, dense", f"{_tera(acc.peak_flops(d)):,.1f} {unit}"))
+        rows.append((f"Peak {_label(d, acc)}, dense", f"{_tera(acc.peak_flops(d)):,.1f} {unit}"))
     rows.append(("Checked", _CHECKED[acc.checked]))
     rows.append(("Source", acc.source))
     if missing:
@@ -166,22 +165,27 @@ def roofline_explorer():
         title="Roofline explorer: where does a matmul of size n sit?")
 
 
+def _label(dtype: str, acc: Accelerator) -> str:
+    """``fp64_tensor`` -> ``FP64 (Tensor Core)``: every peak names the unit it is for (``hardware.UNIT``); other
+    vendors' matrix units are called matrix engines."""
+    matrix = "Tensor Core" if acc.vendor == "NVIDIA" else "matrix engine"
+    unit = matrix if hardware.UNIT[dtype] == "tensor" else "vector"
+    return f"{dtype.split('_')[0].upper()} ({unit})"
+
+
 def precision_view(accelerator, sparse) -> str:
     """HTML bars of ``accelerator``'s peak at every precision it has (dense, or with 2:4 sparsity)."""
-    acc = hardware.get(accelerator)
-    rows = []
-    for d in acc.precisions():
-        try:
-            rows.append((d, acc.peak_flops(d, sparse=sparse and d not in ("fp64", "fp32"))))
-        except ValueError:
-            rows.append((d, acc.peak_flops(d)))
+    acc, asked = hardware.get(accelerator), bool(sparse)
+    sparse = asked and bool(acc.sparse_factor)   # no published 2:4 figure: the dense bars, and a note saying so
+    rows = [(d, acc.peak_flops(d, sparse=sparse and d in hardware.SPARSE_DTYPES)) for d in acc.precisions()]
     top = max(v for _, v in rows)
     bars = "".join(
-        f'<div style="display:flex;align-items:center;gap:.5em;margin:2px 0"><span style="width:4em">{d.upper()}'
+        f'<div style="display:flex;align-items:center;gap:.5em;margin:2px 0"><span style="width:11em">{_label(d, acc)}'
         f'</span><span role="img" aria-label="{d} {_tera(v):,.0f} TFLOPS" style="display:inline-block;height:1em;'
         f'width:{max(v / top, 0.003) * 70:.2f}%;background:#0072B2"></span><span>{_tera(v):,.1f} '
         f'{"TOPS" if d == "int8" else "TFLOP/s"}</span></div>' for d, v in rows)
-    note = ("with 2:4 structured sparsity (FP64/FP32 have none)" if sparse else "dense")
+    note = ("with 2:4 structured sparsity (Tensor Core formats only; FP64 and FP32 have none)" if sparse else
+            "dense (no structured-sparsity figure is published for this part)" if asked and not sparse else "dense")
     return f"<p>{html.escape(acc.name)}, {note}:</p>{bars}"
 
 

@@ -14,8 +14,13 @@ from .._lazy import np
 
 from .. import comms, hardware, links, plotting, systems, units, widgets
 
-__all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "plot_scaling_efficiency",
+__all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "dp_gpu_counts",
+           "plot_scaling_efficiency",
            "topologies", "allreduce_explorer", "scaling_explorer"]
+
+#: how figures and tables name the all-reduce algorithms of :data:`chipchain.comms.ALGORITHMS`
+LABELS = {"ring": "ring", "tree": "binary tree (unpipelined)", "double-tree": "double binary tree (NCCL)",
+          "hierarchical": "hierarchical"}
 
 #: links the chapter's bar chart compares, fastest first
 CHART_LINKS = ("NVLink5", "NVLink4", "NVLink3", "PCIe5-x16", "PCIe4-x16", "IB-NDR", "IB-HDR", "RoCE-400G",
@@ -57,7 +62,8 @@ def plot_links(names=CHART_LINKS, ax=None):
 
 
 def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
-    """Log-log plot of all-reduce time against message size for ring, tree and hierarchical on ``n_gpus`` GPUs of
+    """Log-log plot of all-reduce time against message size for every algorithm of
+    :data:`chipchain.comms.ALGORITHMS` (the unpipelined textbook tree and NCCL's double binary tree) on ``n_gpus`` GPUs of
     ``cluster`` (see :func:`chipchain.comms.cluster_allreduce_time`). Returns the Axes."""
     ax = plotting.axes(ax)
     if isinstance(cluster, systems.Cluster):
@@ -67,8 +73,8 @@ def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
         n = node.gpus_per_node if n_gpus is None else n_gpus
     sizes = np.logspace(3, 10.5, 60) if sizes is None else np.asarray(sizes, dtype=float)
     for i, algo in enumerate(comms.ALGORITHMS):
-        ax.loglog(sizes, comms.cluster_allreduce_time(sizes, node, n, algo), label=algo, color=plotting.color(i),
-                  lw=2)
+        ax.loglog(sizes, comms.cluster_allreduce_time(sizes, node, n, algo), label=LABELS[algo],
+                  color=plotting.color(i), lw=2, ls="--" if algo == "tree" else "-")
     ax.set_xlabel("message size M (bytes per GPU)")
     ax.set_ylabel("all-reduce time (s)")
     ax.set_title(f"{n} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between")
@@ -81,12 +87,14 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
     """Scaling efficiency (speedup / N) of data parallelism over a list of GPU counts, as a DataFrame.
 
     Columns: ``compute s``, ``comm s``, ``comm / compute``, ``efficiency``
-    (:func:`chipchain.comms.dp_scaling_efficiency`) and ``speedup`` (relative to one GPU's ideal). Arguments as
-    :func:`chipchain.comms.dp_step_times`; ``overlap`` in [0, 1]; other keywords (``algorithm``, ``efficiency``,
+    (:func:`chipchain.comms.dp_scaling_efficiency`), ``speedup`` (relative to one GPU's ideal) and ``algorithm``
+    (the all-reduce priced: by default the fastest at that GPU count). Arguments as
+    :func:`chipchain.comms.dp_step_times`, which refuses a count that leaves a GPU less than one ``seq``-token
+    sequence; ``overlap`` in [0, 1]; other keywords (``seq``, ``algorithm``, ``efficiency``,
     ``grad_bytes_per_param``) go to it.
 
-    >>> dp_scaling_curve(7e9, [8, 4096], 4e6)["efficiency"].round(2).tolist()
-    [1.0, 0.44]
+    >>> dp_scaling_curve(7e9, [8, 1024], 4e6)[["efficiency", "algorithm"]].round(2).values.tolist()
+    [[1.0, 'ring'], [0.86, 'double-tree']]
     """
     import pandas as pd
 
@@ -95,7 +103,8 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
         s = comms.dp_step_times(params, batch_tokens, cluster, n, peak_flops=peak_flops, mfu=mfu, **step)
         e = s.efficiency(overlap)
         rows.append({"gpus": int(n), "compute s": s.compute_seconds, "comm s": s.comm_seconds,
-                     "comm / compute": s.comm_seconds / s.compute_seconds, "efficiency": e, "speedup": e * n})
+                     "comm / compute": s.comm_seconds / s.compute_seconds, "efficiency": e, "speedup": e * n,
+                     "algorithm": s.algorithm})
     if not rows:
         raise ValueError("gpu_counts must list at least one GPU count")
     return pd.DataFrame(rows).set_index("gpus")
@@ -111,12 +120,26 @@ def topologies() -> dict:
             "PCIe Gen4 cards + 100 GbE (TCP)": replace(pcie, inter=links.get("Ethernet-100G"))}
 
 
+def dp_gpu_counts(batch_tokens, seq=2048, largest=4096):
+    """Powers of two from 8 GPUs up to ``largest`` that still give every GPU at least one ``seq``-token sequence of
+    a ``batch_tokens`` global batch (the counts data parallelism alone can use).
+
+    >>> dp_gpu_counts(4e6)
+    [8, 16, 32, 64, 128, 256, 512, 1024]
+    """
+    counts = [2 ** k for k in range(3, 40) if 2 ** k <= largest and batch_tokens / 2 ** k >= seq]
+    if not counts:
+        raise ValueError(f"batch_tokens={batch_tokens:,.0f} gives 8 GPUs less than one {seq:,}-token sequence each")
+    return counts
+
+
 def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
                             overlap=0.0, ax=None):
     """Scaling efficiency against GPU count for several node designs (default: DGX H100, DGX A100, PCIe Gen4 cards
-    with 100 GbE). Returns the Axes."""
+    with 100 GbE), each point with the fastest all-reduce algorithm at that count, up to the largest count that
+    leaves every GPU one 2,048-token sequence. Returns the Axes."""
     ax = plotting.axes(ax)
-    counts = gpu_counts or [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    counts = gpu_counts or dp_gpu_counts(batch_tokens)
     if nodes is None:
         designs = topologies()
         nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
@@ -126,6 +149,7 @@ def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_
                     color=plotting.color(i))
     ax.set_xlabel("GPUs")
     ax.set_ylabel("scaling efficiency (speedup / GPUs)")
+    ax.set_title("fastest all-reduce at each GPU count", fontsize=10)
     ax.set_ylim(0, 1.05)
     ax.legend(frameon=False)
     return ax
@@ -140,15 +164,16 @@ def allreduce_explorer():
     def render(topology, nbytes, n_gpus, compute):
         lines, rows = [], []
         for i, algo in enumerate(comms.ALGORITHMS):
-            lines.append({"x": curve.tolist(), "label": algo, "color": plotting.color(i),
+            lines.append({"x": curve.tolist(), "label": LABELS[algo], "color": plotting.color(i),
                           "y": comms.cluster_allreduce_time(curve, topology, n_gpus, algo).tolist()})
-            rows.append((algo, comms.cluster_allreduce_time(nbytes, topology, n_gpus, algo)))
+            rows.append((LABELS[algo], comms.cluster_allreduce_time(nbytes, topology, n_gpus, algo)))
         best = min(rows, key=lambda r: r[1])
         svg = plotting.svg_chart(lines=lines, vlines=[{"x": nbytes, "label": units.fmt_bytes(nbytes)}],
                                  xlog=True, ylog=True, xlabel="message size (bytes per GPU)",
                                  ylabel="all-reduce time (s)",
-                                 alt=f"all-reduce time against message size on {n_gpus} GPUs: ring, tree, "
-                                     f"hierarchical; {best[0]} is fastest at {units.fmt_bytes(nbytes)}")
+                                 alt=f"all-reduce time against message size on {n_gpus} GPUs: ring, unpipelined "
+                                     f"binary tree, NCCL's double binary tree, hierarchical; {best[0]} is fastest "
+                                     f"at {units.fmt_bytes(nbytes)}")
         items = "".join(
             f"<li><b>{a}</b>: {units.fmt_duration(t)} — {units.fmt_percent(t / (compute + t))} of a step with "
             f"{units.fmt_duration(compute)} of compute</li>" for a, t in rows)
@@ -162,16 +187,17 @@ def allreduce_explorer():
         widgets.Slider("nbytes", "Message (bytes per GPU)", sizes, value=14e9, fmt=lambda v: str(units.fmt_bytes(v))),
         widgets.Slider("n_gpus", "GPUs", [8, 64, 1024], value=64),
         widgets.Choice("compute", "Compute per step", {"0.25 s": 0.25, "1 s": 1.0}, value=1.0),
-    ], title="All-reduce: ring vs tree vs hierarchical")
+    ], title="All-reduce: ring, trees or hierarchical")
 
 
 @widgets.explorer
 def scaling_explorer():
-    """GPUs → scaling efficiency of data parallelism with a fixed global batch (H100 peak, 40 % MFU)."""
+    """GPUs → scaling efficiency of data parallelism with a fixed global batch (H100 peak, 40 % MFU, the fastest
+    all-reduce at each count, GPU counts up to one 2,048-token sequence per GPU)."""
     peak = hardware.get("H100-SXM").peak_flops("bf16")
-    counts = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 
     def render(topology, params, batch, overlap):
+        counts = dp_gpu_counts(batch)
         df = dp_scaling_curve(params, counts, batch, topology, peak, 0.4, overlap)
         eff = df["efficiency"]
         svg = plotting.svg_chart(
@@ -179,11 +205,14 @@ def scaling_explorer():
             points=[{"x": n, "y": e} for n, e in eff.items()],
             hlines=[{"y": 0.5, "label": "0.5"}], xlog=True, ylim=(0, 1.05), xlabel="GPUs",
             ylabel="speedup / GPUs",
-            alt=f"scaling efficiency from {eff.iloc[0]:.2f} at 8 GPUs to {eff.iloc[-1]:.2f} at 4096 GPUs")
+            alt=f"scaling efficiency from {eff.iloc[0]:.2f} at 8 GPUs to {eff.iloc[-1]:.2f} at {counts[-1]:,} GPUs")
         half = [n for n, e in eff.items() if e < 0.5]
         tail = (f"Efficiency drops below 0.5 at {half[0]:,} GPUs." if half else
-                "Efficiency stays above 0.5 up to 4,096 GPUs.")
-        shown = df[["compute s", "comm s", "efficiency"]].loc[[8, 64, 512, 4096]]
+                f"Efficiency stays above 0.5 up to {counts[-1]:,} GPUs.")
+        if counts[-1] < 4096:
+            tail += (f" Beyond {counts[-1]:,} GPUs this batch leaves a GPU less than one 2,048-token sequence: "
+                     "pure data parallelism stops there.")
+        shown = df[["compute s", "comm s", "efficiency", "algorithm"]].loc[sorted({8, 64, counts[-1]} & set(counts))]
         return (svg + f"<p>{units.fmt_number(params / 1e9)}B parameters, {units.fmt_number(batch / 1e6)}M tokens per "
                 f"step, gradients in BF16, {units.fmt_percent(overlap)} of communication overlapped. {tail}</p>"
                 + widgets.table(shown, caption="step times (s) and efficiency"))

@@ -8,7 +8,11 @@ from __future__ import annotations
 from .. import _check, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
-           "process_node_table", "decode_roofline_points", "plot_moore_projection", "serving_explorer"]
+           "process_node_table", "packaging_table", "decode_roofline_points", "plot_moore_projection",
+           "serving_explorer"]
+
+#: what every table prints in place of a throughput for a configuration whose weights + KV cache do not fit
+NO_FIT = "does not fit"
 
 
 def model_table(names=None):
@@ -33,10 +37,12 @@ def model_table(names=None):
 def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weight_dtype="bf16",
                 kv_dtype="bf16", n_gpus=1):
     """Decode at several batch sizes as a pandas DataFrame: intensity, bound, tokens/s (all sequences and per
-    sequence), share of peak FLOP/s, and whether weights + KV cache fit in the GPUs' memory.
+    sequence), share of peak FLOP/s, and whether weights + KV cache fit in the GPUs' memory. A batch that does not
+    fit gets "does not fit" in place of every tokens/s figure.
 
-    >>> batch_table("H100", "Llama-3-8B", 1024, (1, 64)).loc[64, "bound"]
-    'memory-bound'
+    >>> t = batch_table("H100", "Llama-3-8B", 1024, (1, 64, 1024))
+    >>> t.loc[64, "bound"], t.loc[1024, "tokens/s (all)"]
+    ('memory-bound', 'does not fit')
     """
     import pandas as pd
 
@@ -44,18 +50,20 @@ def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weig
     for b in batches:
         d = serving.decode(accelerator, model, context, b, weight_dtype, kv_dtype, n_gpus)
         rows.append({"batch": d.batch, "FLOP/byte": round(d.intensity, 1), "bound": d.bound,
-                     "tokens/s (all)": round(d.tokens_per_second), "tokens/s (each)": round(
-                         d.per_sequence_tokens_per_second, 1), "share of peak": f"{d.utilisation:.1%}",
-                     "fits": "yes" if d.fits else "no"})
+                     "tokens/s (all)": round(d.tokens_per_second) if d.fits else NO_FIT,
+                     "tokens/s (each)": round(d.per_sequence_tokens_per_second, 1) if d.fits else NO_FIT,
+                     "share of peak": f"{d.utilisation:.1%}",
+                     "fits": "yes" if d.fits else f"no: needs {units.fmt_bytes(d.memory_needed)}"})
     return pd.DataFrame(rows).set_index("batch")
 
 
 def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=0.9):
     """One model served on each accelerator at the largest batch its memory holds
-    (:func:`chipchain.inference.max_batch`): memory, bandwidth, batch, and the decode tokens/s bounds.
+    (:func:`chipchain.inference.max_batch`): memory, bandwidth, batch, and the decode tokens/s bounds — or
+    "does not fit" where even one sequence's weights and KV cache exceed the usable memory.
 
     >>> int(serving_table(["H100", "B200"], "Llama-3-70B", 4096, "fp8").loc["B200", "max batch"])
-    68
+    77
     """
     import pandas as pd
 
@@ -63,14 +71,14 @@ def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="b
     for a in accelerators:
         acc = hardware.get(a)
         b = inference.max_batch(acc.require("memory_bytes"), model, context, weight_dtype, kv_dtype, usable_fraction)
-        row = {"accelerator": acc.name, "memory GB": acc.memory_bytes / 1e9,
+        row = {"accelerator": acc.name, "memory GiB": acc.memory_bytes / units.GiB,
                "bandwidth TB/s": acc.require("memory_bandwidth") / units.TB, "max batch": b}
         if b:
             d = serving.decode(acc, model, context, b, weight_dtype, kv_dtype)
             row.update({"tokens/s (all)": round(d.tokens_per_second), "tokens/s (each)": round(
                 d.per_sequence_tokens_per_second), "bound": d.bound})
         else:
-            row.update({"tokens/s (all)": 0, "tokens/s (each)": 0, "bound": "weights do not fit"})
+            row.update({"tokens/s (all)": NO_FIT, "tokens/s (each)": NO_FIT, "bound": NO_FIT})
         rows.append(row)
     return pd.DataFrame(rows).set_index("accelerator")
 
@@ -78,36 +86,41 @@ def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="b
 def quantization_table(accelerator, model, context, batch=1, dtypes=("bf16", "fp8", "int8", "int4"),
                        kv_dtype="bf16"):
     """Weights stored at each precision: their size, the compute precision used, and the decode tokens/s bound
-    relative to BF16 (KV cache kept at ``kv_dtype``). A pandas DataFrame.
+    relative to BF16 (KV cache kept at ``kv_dtype``). A pandas DataFrame; a precision whose weights and KV cache
+    do not fit the card shows "does not fit" instead of a speed.
 
     >>> quantization_table("A100", "Llama-2-7B", 1024).loc["int4", "compute"]
     'bf16'
+    >>> quantization_table("A100", "Llama-2-70B", 1024).loc[["bf16", "int4"], "tokens/s"].tolist()
+    ['does not fit', 59]
     """
     import pandas as pd
 
-    base = serving.decode(accelerator, model, context, batch, "bf16", kv_dtype).tokens_per_second
+    base = serving.decode(accelerator, model, context, batch, "bf16", kv_dtype)
     rows = []
     for d in dtypes:
         e = serving.decode(accelerator, model, context, batch, d, kv_dtype)
         rows.append({"weights": d, "GB": round(inference.weight_bytes(model, d) / 1e9, 2), "compute": e.dtype,
-                     "tokens/s": round(e.tokens_per_second), "speed-up vs BF16": round(e.tokens_per_second / base, 2),
-                     "bound": e.bound})
+                     "tokens/s": round(e.tokens_per_second) if e.fits else NO_FIT,
+                     "speed-up vs BF16": round(e.tokens_per_second / base.tokens_per_second, 2)
+                     if e.fits and base.fits else "—", "bound": e.bound})
     return pd.DataFrame(rows).set_index("weights")
 
 
 def device_table(asics=("Groq-LPU", "Cerebras-WSE-3")):
-    """Serving devices as a pandas DataFrame in human units (GB, GB/s, W; a missing power figure is left empty):
+    """Serving devices as a pandas DataFrame in human units (memory in GiB, as it is built; GB/s; W; a missing power
+    figure is left empty):
     the edge devices of :mod:`chipchain.devices`, then the inference ASICs ``asics`` from the accelerator catalog
     (:mod:`chipchain.hardware`, where their specs live).
 
-    >>> device_table().loc["Groq-LPU", "memory_GB"]
-    np.float64(0.23)
+    >>> float(device_table().loc["Jetson-Orin-Nano-8GB", "memory_GiB"])
+    8.0
     """
     import pandas as pd
 
     parts = [(d, d.kind, d.power) for d in devices.all_devices()]
     parts += [(a, "inference-asic", a.tdp) for a in map(hardware.get, asics)]
-    rows = [{"device": d.name, "kind": kind, "memory_GB": d.memory_bytes / units.GB,
+    rows = [{"device": d.name, "kind": kind, "memory_GiB": round(d.memory_bytes / units.GiB, 2),
              "bandwidth_GBps": d.memory_bandwidth / units.GBPS, "power_W": power if power else None,
              "checked": d.checked, "source": d.source} for d, kind, power in parts]
     return pd.DataFrame(rows).set_index("device")
@@ -120,7 +133,7 @@ def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-
     an edge device in :mod:`chipchain.devices`). A pandas DataFrame of GB needed with a ✓ / ✗ per memory size.
 
     >>> t = edge_fit_table()
-    >>> t.loc[("Llama-3-8B", "int4"), "8 GB"], t.loc[("Llama-3-8B", "bf16"), "16 GB"]
+    >>> t.loc[("Llama-3-8B", "int4"), "8 GiB (8.59 GB)"], t.loc[("Llama-3-8B", "bf16"), "16 GiB (17.2 GB)"]
     ('✓', '✗')
     """
     import pandas as pd
@@ -135,7 +148,7 @@ def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-
             need = inference.memory_needed(m, context, 1, d, "bf16")
             row = {"model": m.name, "weights": d, "GB needed": round(need / 1e9, 1)}
             for mem in mems:
-                row[f"{mem / 1e9:g} GB"] = "✓" if need <= f * mem else "✗"
+                row[str(units.fmt_capacity(mem))] = "✓" if need <= f * mem else "✗"
             rows.append(row)
     return pd.DataFrame(rows).set_index(["model", "weights"])
 
@@ -159,17 +172,56 @@ def process_node_table():
 def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512), weight_dtype="bf16",
                            kv_dtype="bf16") -> dict:
     """Labels → decode intensity (FLOP/byte) for several batch sizes, plus prefill of ``context`` tokens: the
-    ``operators`` argument of :func:`chipchain.views.chip.plot_roofline`. ``accelerator`` is accepted for symmetry
-    with the other tables (the intensities do not depend on it).
+    ``operators`` argument of :func:`chipchain.views.chip.plot_roofline`. The intensities do not depend on the
+    ``accelerator``; whether the batch fits does: a batch whose weights + KV cache exceed one card's memory is
+    labelled "does not fit" with the memory it would need.
 
-    >>> {k: round(v) for k, v in decode_roofline_points("H100", "Llama-3-8B", 2048, (1, 64)).items()}
-    {'decode, batch 1': 1, 'decode, batch 64': 33, 'prefill 2048 tokens': 2082}
+    >>> {k: round(v) for k, v in decode_roofline_points("H100", "Llama-3-8B", 2048, (1, 64, 512)).items()}
+    {'decode, batch 1': 1, 'decode, batch 64': 33, 'decode, batch 512 (does not fit: needs 153 GB, card holds 80 GiB (85.9 GB))': 57, 'prefill 2048 tokens': 2082}
     """
-    hardware.get(accelerator)
-    points = {f"decode, batch {b}": inference.decode_intensity(model, context, b, weight_dtype, kv_dtype)
-              for b in batches}
+    acc = hardware.get(accelerator)
+    have = acc.require("memory_bytes")
+    points = {}
+    for b in batches:
+        need = inference.memory_needed(model, context, b, weight_dtype, kv_dtype)
+        label = f"decode, batch {b}" + ("" if need <= have else
+                                        f" ({NO_FIT}: needs {units.fmt_bytes(need)}, card holds "
+                                        f"{units.fmt_capacity(have)})")
+        points[label] = inference.decode_intensity(model, context, b, weight_dtype, kv_dtype)
     points[f"prefill {context} tokens"] = inference.prefill_intensity(model, context, 1, weight_dtype, kv_dtype)
     return points
+
+
+def _multi_die(acc) -> str:
+    """"yes" when the catalog row's notes record more than one logic die (two dies, chiplets); "no" when the row
+    gives the area of one whole die; otherwise "not recorded" (the catalog has no die-count column)."""
+    notes = acc.notes.lower()
+    if any(word in notes for word in ("two dies", "chiplet", "dies as one")):
+        return "yes"
+    if acc.die_area_mm2 and "compute die" not in notes:
+        return "no"
+    return "not recorded"
+
+
+def packaging_table(names=None):
+    """How each catalog accelerator (:mod:`chipchain.hardware`) is built, from its catalog row: the memory type,
+    whether that memory is stacked DRAM (HBM, 3D-stacked dies beside the logic on an interposer or bridge) or not
+    (GDDR, LPDDR, DDR, on-chip SRAM), and whether the row records more than one logic die (chiplets: "yes"), one
+    die of a stated area ("no"), or neither ("not recorded"). A pandas DataFrame.
+
+    >>> t = packaging_table()
+    >>> t.loc["RTX-4090", "stacked DRAM (HBM)"], t.loc["B200", "multi-die logic"], t.loc["H100-SXM", "multi-die logic"]
+    ('no', 'yes', 'no')
+    """
+    import pandas as pd
+
+    rows = []
+    for acc in map(hardware.get, hardware.names() if names is None else names):
+        kind = acc.memory_type or "—"
+        rows.append({"accelerator": acc.name, "market": acc.market, "memory": kind,
+                     "stacked DRAM (HBM)": "yes" if str(kind).upper().startswith("HBM") else "no",
+                     "multi-die logic": _multi_die(acc)})
+    return pd.DataFrame(rows).set_index("accelerator")
 
 
 def plot_moore_projection(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year_range=(2005.0, 2035.0), ax=None):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from .. import _data, hardware, landscape, plotting, units, widgets
+from .. import _check, _data, hardware, landscape, plotting, units, widgets
 
-__all__ = ["factions", "headline_table", "generation_table", "plot_generation_growth", "evaluation_table",
+__all__ = ["factions", "headline_table", "generation_table", "fit_table", "plot_generation_growth", "evaluation_table",
            "score_table", "compare_view", "compare_explorer", "scoring_explorer", "COMPARE_NVIDIA",
            "COMPARE_RIVALS"]
 
@@ -21,11 +21,11 @@ def factions():
     """The chip factions as a DataFrame: what each bets on and its weakness, with catalog figures of its members.
 
     Columns: ``examples``, ``bet``, ``weakness``, ``members`` (catalog names), ``best dense 16-bit TFLOPS`` and
-    ``largest memory GB`` among the members (blank where the catalog has no figure), ``source``, ``checked``.
+    ``largest memory GiB`` among the members (blank where the catalog has no figure), ``source``, ``checked``.
     Source: seed 000 §2 (the faction table, ``data/factions.csv``), figures from ``data/accelerators.csv``.
 
     >>> df = factions()
-    >>> float(df.loc["Second source", "largest memory GB"])
+    >>> float(df.loc["Second source", "largest memory GiB"])
     192.0
     """
     import pandas as pd
@@ -39,7 +39,7 @@ def factions():
         rows.append({"faction": r["faction"], "examples": r["examples"], "bet": r["bet"], "weakness": r["weakness"],
                      "members": ", ".join(a.name for a in members),
                      "best dense 16-bit TFLOPS": max(peaks) / units.TERA if peaks else math.nan,
-                     "largest memory GB": max(mems) / units.GB if mems else math.nan,
+                     "largest memory GiB": max(mems) / units.GiB if mems else math.nan,
                      "source": r["source"], "checked": r["checked"]})
     return pd.DataFrame(rows).set_index("faction")
 
@@ -69,7 +69,7 @@ def generation_table(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
     """Compute, memory capacity and bandwidth of successive parts, and each as a multiple of the first part.
 
     Args: ``names`` catalog names in order; ``dtype`` for the (dense) peak. Returns a DataFrame indexed by name with
-    ``year``, ``TFLOPS``, ``memory GB``, ``bandwidth TB/s``, ``bytes per FLOP`` (bandwidth / peak) and the three
+    ``year``, ``TFLOPS``, ``memory GiB``, ``bandwidth TB/s``, ``bytes per FLOP`` (bandwidth / peak) and the three
     ``x first`` growth columns. Source: catalog rows (B200 per-GPU figures are estimates from the DGX B200 total).
 
     >>> t = generation_table(("H100", "B200"))
@@ -84,14 +84,42 @@ def generation_table(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
     rows = []
     for a in accs:
         rows.append({"name": a.name, "year": a.year, "TFLOPS": a.peak_flops(dtype) / units.TERA,
-                     "memory GB": a.require("memory_bytes") / units.GB,
+                     "memory GiB": a.require("memory_bytes") / units.GiB,
                      "bandwidth TB/s": a.require("memory_bandwidth") / units.TB,
                      "bytes per FLOP": a.memory_bandwidth / a.peak_flops(dtype)})
     df = pd.DataFrame(rows).set_index("name")
-    for col, new in (("TFLOPS", "compute x first"), ("memory GB", "memory x first"),
+    for col, new in (("TFLOPS", "compute x first"), ("memory GiB", "memory x first"),
                      ("bandwidth TB/s", "bandwidth x first")):
         df[new] = df[col] / df[col].iloc[0]
     return df
+
+
+def fit_table(needs, names=("H100", "H200", "B200", "MI300X")):
+    """What is left on one card after each cumulative need, as a table for readers.
+
+    ``needs``: a mapping label → bytes, in order (each row adds to the ones before it, e.g. weights, then a KV
+    cache). Capacities are the catalog's binary figures (``memory_bytes``). Columns: ``memory`` (shown as
+    ``80 GiB (85.9 GB)``) and one ``left after <label>`` per need, "short by …" where it does not fit.
+
+    >>> fit_table({"BF16 weights": 140e9}).loc["H200", "left after BF16 weights"]
+    '11.4 GB'
+    """
+    import pandas as pd
+
+    if not isinstance(needs, dict) or not needs:
+        raise ValueError(f"needs must be a non-empty mapping of label to bytes, got {needs!r}")
+    sizes = {label: _check.nonnegative(f"needs[{label!r}]", v) for label, v in needs.items()}
+    rows = []
+    for n in names:
+        cap = hardware.get(n).require("memory_bytes")
+        row, used = {"card": hardware.get(n).name, "memory": str(units.fmt_capacity(cap))}, 0.0
+        for label, size in sizes.items():
+            used += size
+            left = cap - used
+            row[f"left after {label}"] = str(units.fmt_bytes(left, 3)) if left >= 0 else \
+                f"short by {units.fmt_bytes(-left, 3)}"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("card")
 
 
 def plot_generation_growth(names=landscape.NVIDIA_GENERATIONS, dtype="bf16", ax=None):
@@ -178,8 +206,8 @@ def compare_view(chip_a, chip_b, dtype, sparse) -> str:
                f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}.</p>")
     est = [x.name for x in (a, b) if x.is_estimate]
     caveat = (f"<p>{' and '.join(est)}: catalog figures are unverified estimates.</p>" if est else "")
-    return (svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_bytes(a.memory_bytes)} vs "
-            f"{units.fmt_bytes(b.memory_bytes)}.</p>" + caveat)
+    return (svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_capacity(a.memory_bytes)} vs "
+            f"{units.fmt_capacity(b.memory_bytes)}.</p>" + caveat)
 
 
 @widgets.explorer

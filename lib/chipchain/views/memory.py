@@ -52,11 +52,14 @@ def sizing_table(params=(7e9, 13e9, 70e9), recipe="mixed-adam", accelerator=("RT
     """Seed 004's sizing table, recomputed: training states, the fewest cards to hold them fully sharded, and the
     inference weights after INT8/INT4 quantization with the fewest cards for those. ``params`` are nominal sizes
     (counts: the seed's "7B" is 7e9, not Llama 2 7B's 6.74e9); ``accelerator``: the cards, by name or record (the
-    seed's 24 GB and 80 GB: an RTX 4090 and an A100), whose catalog memory sizes the counts. A pandas DataFrame in
-    GB and cards (lower bounds: activations, KV cache and framework overhead excluded).
+    seed's 24 GB and 80 GB: an RTX 4090 and an A100, whose catalog capacities are 24 GiB and 80 GiB), whose memory
+    sizes the counts. A pandas DataFrame in GB (decimal) and cards, each count rounded up (lower bounds:
+    activations, KV cache and framework overhead excluded).
 
     >>> sizing_table().loc["70B", "train states (GB)"]
     np.float64(1120.0)
+    >>> int(sizing_table().loc["70B", "min 24 GiB cards (train)"])      # 1,120 GB / 25.8 GB = 43.5 → 44
+    44
     """
     import pandas as pd
 
@@ -67,11 +70,11 @@ def sizing_table(params=(7e9, 13e9, 70e9), recipe="mixed-adam", accelerator=("RT
         states = memory.state_bytes(p, recipe)
         row = {"train states (GB)": states / 1e9}
         for c in cards:
-            row[f"min {c / 1e9:g} GB cards (train)"] = memory.min_gpus(states, c)
+            row[f"min {c / units.GiB:g} GiB cards (train)"] = memory.min_gpus(states, c)
         for dt in ("bf16", "int8", "int4"):
             row[f"{dt} weights (GB)"] = memory.inference_weight_bytes(p, dt) / 1e9
         for dt in ("int8", "int4"):
-            row[f"min {cards[0] / 1e9:g} GB cards ({dt} infer)"] = memory.min_gpus(
+            row[f"min {cards[0] / units.GiB:g} GiB cards ({dt} infer)"] = memory.min_gpus(
                 memory.inference_weight_bytes(p, dt), cards[0])
         rows[f"{p / 1e9:g}B"] = row
     df = pd.DataFrame(rows).T
@@ -109,7 +112,7 @@ def _memory_view(model, shape, recipe, recompute, zero, accelerator, dp=8) -> st
     L = memory.ledger(m, recipe, microbatch=b, seq=s, dp=dp, zero=zero, recompute=recompute)
     fit = L.fits(accelerator)
     segs = [(k, v) for k, v in L.components.items() if v > 0]
-    alt = (f"Memory per GPU for {m.name}: {fmt_bytes(L.total)} against {fmt_bytes(fit.capacity)} "
+    alt = (f"Memory per GPU for {m.name}: {fmt_bytes(L.total)} against {units.fmt_capacity(fit.capacity)} "
            f"on {fit.accelerator}; {fit.message}")
     bar = plotting.svg_bars([(k, v / 1e9) for k, v in segs], capacity=fit.capacity / 1e9,
                             capacity_label=fit.accelerator, unit_format=lambda v: f"{v:,.1f} GB", alt=alt)
@@ -135,7 +138,7 @@ def memory_explorer():
         W.Choice("recompute", "Recomputation", {"none": "none", "selective": "selective", "full": "full"},
                  value="selective"),
         W.Slider("zero", "ZeRO stage (8 GPUs)", [0, 1, 2, 3], value=3),
-        W.Choice("accelerator", "Card", {"RTX 4090 (24 GB)": "RTX-4090", "A100/H100 (80 GB)": "H100-SXM"},
+        W.Choice("accelerator", "Card", {"RTX 4090 (24 GiB)": "RTX-4090", "A100/H100 (80 GiB)": "H100-SXM"},
                  value="H100-SXM"),
     ]
     return W.explore(_memory_view, controls, title="The memory ledger of one GPU")

@@ -120,9 +120,7 @@ def plan_explorer():
 
 
 def _search_view(model, n_gpus, cluster):
-    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True)
-    if not found:
-        raise ValueError(f"no plan fits {model} on {n_gpus} × {cluster}")
+    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True)   # ValueError with the reason
     rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(str(c.plan))}</td><td>{c.plan.recompute}"
                    f"{' + SP' if c.plan.sequence_parallel else ''}</td><td>{fmt_bytes(c.memory_bytes, 3)}</td>"
                    f"<td>{fmt_duration(c.step_seconds)}</td></tr>" for i, c in enumerate(found))

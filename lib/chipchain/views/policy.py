@@ -10,7 +10,7 @@ import html
 
 from .. import _data, plotting, policy, units, widgets
 
-__all__ = ["placements", "timeline", "superpods", "plot_rule_plane", "design_a_chip_explorer"]
+__all__ = ["placements", "io_audit", "timeline", "superpods", "plot_rule_plane", "design_a_chip_explorer"]
 
 _CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "not controlled (note)": 3}
 
@@ -19,25 +19,62 @@ def _colour(category):
     return plotting.color(_CAT_COLOURS[category]) if category in _CAT_COLOURS else "#777777"
 
 
+def _gbps(v):
+    return None if v is None else v / units.GBPS
+
+
 def placements(rule_ids=None):
-    """Every catalog part with its TPP, the precision that gives it (``at``), performance density, bidirectional
-    I/O in GB/s, and its category and reason under each rule, as a pandas DataFrame indexed by name.
+    """Every catalog part with its TPP, the precision that gives it (``at``), performance density, its aggregate
+    bidirectional I/O in GB/s as the 2022 rule counts it (``io_GBps``: chip-to-chip link + host link + other ports;
+    ``io_basis`` "aggregate", "lower bound" where our sources give only part, or "unknown"), and its category and
+    reason under each rule, as a pandas DataFrame indexed by name.
 
     >>> df = placements()
     >>> [str(v) for v in df.loc["H20", ["tpp", "2022-10", "2023-10"]]]
     ['2368.0', 'not controlled', 'not controlled']
+    >>> [str(v) for v in df.loc["H100-PCIe", ["link_GBps", "other_GBps", "io_GBps", "2022-10"]]]
+    ['128.0', '600.0', '728.0', '3A090']
     """
     import pandas as pd
 
     rows = []
     for p in policy.placements(rule_ids):
-        acc = p.accelerator
+        acc, io = p.accelerator, p.io
         row = {"name": acc.name, "vendor": acc.vendor, "market": acc.market, "checked": acc.checked, "tpp": p.tpp,
-               "at": p.dtype, "pd": p.pd, "io_GBps": None if p.io_bandwidth is None else p.io_bandwidth / units.GBPS}
+               "at": p.dtype, "pd": p.pd, "link_GBps": _gbps(io.link), "host_GBps": _gbps(io.host),
+               "other_GBps": _gbps(io.other) or None, "io_GBps": _gbps(io.aggregate),
+               "io_basis": "aggregate" if io.complete else "unknown" if io.aggregate is None else "lower bound",
+               "io_checked": io.checked}
         for c in p.classifications:
             row[c.rule] = c.category
             row[f"{c.rule} reason"] = c.reason
         rows.append(row)
+    return pd.DataFrame(rows).set_index("name")
+
+
+def io_audit():
+    """The 2022 rule's I/O test audited part by part: the catalog's chip-to-chip link, the host link, other ports or
+    bridges, their aggregate (GB/s, both directions), whether that is the whole of the part's I/O to other chips or a
+    lower bound, its check level and source, and the 2022 category on the link figure alone against the category on
+    the aggregate (``changed`` marks the parts the audit moves). A pandas DataFrame indexed by name.
+
+    >>> a = io_audit()
+    >>> a.loc[a["changed"], ["2022 on link only", "2022 on aggregate"]].to_dict("index")["H100-PCIe"]
+    {'2022 on link only': 'not controlled', '2022 on aggregate': '3A090'}
+    """
+    import pandas as pd
+
+    rows = []
+    for p in policy.placements(["2022-10"]):
+        io, acc = p.io, p.accelerator
+        old = (policy.classify_numbers(p.tpp, p.pd, io.link, acc.market, "2022-10").category
+               if p.tpp is not None else p.classifications[0].category)
+        new = p.classifications[0].category
+        rows.append({"name": acc.name, "tpp": p.tpp, "link_GBps": _gbps(io.link), "host_GBps": _gbps(io.host),
+                     "other_GBps": _gbps(io.other) or None, "other": io.other_what, "io_GBps": _gbps(io.aggregate),
+                     "io_basis": "aggregate" if io.complete else "unknown" if io.aggregate is None else "lower bound",
+                     "checked": io.checked, "source": io.source, "2022 on link only": old,
+                     "2022 on aggregate": new, "changed": old != new})
     return pd.DataFrame(rows).set_index("name")
 
 
@@ -56,13 +93,16 @@ def superpods():
     """Rack-scale systems (:func:`chipchain.policy.superpods`) in the units their pages print: PFLOPS (16-bit),
     TB, kW, with per-rack and per-accelerator figures, as a pandas DataFrame indexed by system.
 
-    >>> superpods()["pflops_16bit"].round(1).tolist()
-    [307.2, 288.7, 162.0]
+    ``catalog_pflops`` is the accelerator count times the catalog's per-part dense BF16 figure, beside the printed one.
+
+    >>> superpods()[["pflops_16bit", "catalog_pflops"]].round(1).values.tolist()[2]
+    [180.0, 162.0]
     """
     import pandas as pd
 
     rows = [{"system": s.system, "accelerators": s.n_gpus, "racks": s.racks,
              "pflops_16bit": s.peak_flops / units.PFLOPS,
+             "catalog_pflops": s.n_gpus * s.accelerator.peak_flops("bf16") / units.PFLOPS,
              "pflops_per_rack": s.peak_flops_per_rack / units.PFLOPS,
              "tflops_per_accelerator": s.gpu_peak_flops / units.TFLOPS, "memory_TB": s.memory_bytes / units.TB,
              "power_kW": None if s.power is None else s.power / 1e3,
@@ -162,7 +202,7 @@ def plot_rule_plane(rule_id="2023-10", ax=None):
 
 @widgets.explorer
 def design_a_chip_explorer():
-    """Explorable: design a chip (dense TFLOPS at a precision, die area, chip-to-chip bandwidth, market) and see its
+    """Explorable: design a chip (dense TFLOPS at a precision, die area, aggregate I/O to other chips, market) and see its
     category under each rule, with the reason. Equations: :func:`chipchain.policy.tpp_from`,
     :func:`chipchain.policy.performance_density_from`, :func:`chipchain.policy.classify_numbers`.
 
@@ -189,7 +229,7 @@ def design_a_chip_explorer():
             alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.4g}, against the "
                 f"{latest.date[:4]} thresholds", height=240)
         head = (f"<p>TPP = {tflops:g} × {bits} = <strong>{units.fmt_number(t)}</strong>; performance density = "
-                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; I/O {io:g} GB/s "
+                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; aggregate I/O {io:g} GB/s "
                 f"(bidirectional); {market}.</p>")
         table = ("<table class='cc-table'><tr><th>rule</th><th>category</th><th>reason</th></tr>"
                  + "".join(rows) + "</table>")
@@ -199,6 +239,6 @@ def design_a_chip_explorer():
         widgets.Slider("tflops", "Dense TFLOPS", [100, 150, 300, 600, 1000, 2000], value=300),
         widgets.Choice("bits", "Precision", {"16-bit (FP16/BF16)": 16, "8-bit (FP8/INT8)": 8}, value=16),
         widgets.Slider("die", "Die area (mm²)", [300, 600, 814], value=814),
-        widgets.Slider("io", "Chip-to-chip I/O (GB/s, both directions)", [0, 400, 900], value=400),
+        widgets.Slider("io", "Aggregate I/O to other chips (GB/s, both directions)", [0, 400, 900], value=400),
         widgets.Choice("market", "Designed for", {"datacenter": "datacenter", "consumer": "consumer"}),
     ], title="Design a chip")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .._lazy import np
 
-from .. import _data, economics, plotting, power, units, widgets
+from .. import _data, economics, plotting, power, systems, units, walkthrough, widgets
 
 __all__ = ["facts", "deals", "run_energy_explorer", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
 
@@ -33,7 +33,7 @@ def deals():
     the same plant counted two ways, kept side by side rather than reconciled.
 
     >>> d = deals()
-    >>> sorted(d.loc[d["what"].str.contains("Three Mile|same unit"), "capacity_MW"])
+    >>> sorted(int(v) for v in d.loc[d["what"].str.contains("Three Mile|same unit"), "capacity_MW"])
     [835, 837]
     """
     import pandas as pd
@@ -43,7 +43,9 @@ def deals():
         try:
             df[column] = pd.to_numeric(df[column])
         except (TypeError, ValueError):
-            pass
+            continue
+        if (df[column].dropna() % 1 == 0).all():     # whole numbers stay whole where a cell is empty
+            df[column] = df[column].astype("Int64")
     return df
 
 
@@ -51,18 +53,18 @@ def deals():
 def run_energy_explorer():
     """Explorable: the energy, electricity bill and emissions of a training run.
 
-    Controls: accelerators, power per accelerator (the host share is set to half of it, the book's assumption
-    ``host_share_fraction_assumed``, shown in the output), days, PUE, electricity price and grid carbon intensity.
-    Equations: :func:`chipchain.power.run_ledger`.
+    Controls: accelerators, the server (A100 in a DGX A100 or H100 in a DGX H100: the GPU's rated power and the
+    host share of :func:`chipchain.power.host_share`, the DGX rating minus its GPUs, per GPU — one method for
+    both), days (90, or the running example's run), PUE, electricity price (the US industrial average or seed 002's
+    $0.12) and grid carbon intensity. Equations: :func:`chipchain.power.run_ledger`.
 
     >>> ex = run_energy_explorer()
-    >>> ex.n_views, "3.3 GWh" in ex.render_current()
-    (144, True)
+    >>> ex.n_views, "host share 412 W per GPU" in ex.render_current(), "$510,417" in ex.render_current()
+    (96, True, True)
     """
-    fraction = power.fact("host_share_fraction_assumed")
-
-    def render(n, watts, days, pue, price, carbon):
-        host = fraction * watts
+    def render(n, system, days, pue, price, carbon):
+        node = systems.node(system)
+        watts, host = power.accelerator_power(node.accelerator), power.host_share(node)
         r = power.run_ledger(n, watts, days * units.DAY, host_share=host, pue=pue, price_per_kwh=price,
                              kg_co2_per_kwh=carbon)
         bars = plotting.svg_bars(
@@ -76,18 +78,19 @@ def run_energy_explorer():
                 ("Emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e"),
                 ("US household-years", units.fmt_number(r.household_years))]
         body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
-        note = (f"<p style='font-size:90%'>Assumed host share {units.fmt_power(host)} per accelerator (half its "
-                f"power); every accelerator at its rated power for the whole run.</p>")
+        note = (f"<p style='font-size:90%'>{node.accelerator.name} at {units.fmt_power(watts)}; host share "
+                f"{units.fmt_power(host)} per GPU ({node.name} rating minus its GPUs, per GPU — a maximum); every "
+                f"accelerator at its rated power for the whole run.</p>")
         return f"{bars}<table class='cc-table'>{body}</table>{note}"
 
-    a100, h100 = power.accelerator_power("A100"), power.accelerator_power("H100")
+    run_days = walkthrough.Walkthrough().run_seconds / units.DAY      # the running example: its bill by default
     return widgets.explore(render, [
         widgets.Slider("n", "Accelerators", [1024, 16384, 100_000], value=1024, fmt=units.fmt_number),
-        widgets.Slider("watts", "Power per accelerator (W)", [a100, h100, 1000.0], value=a100, fmt="g"),
-        widgets.Slider("days", "Days", [90, 158], value=158),
+        widgets.Choice("system", "Server", {"A100 in a DGX A100": "DGX-A100", "H100 in a DGX H100": "DGX-H100"}),
+        widgets.Slider("days", "Days", [90, run_days], value=run_days, fmt=lambda v: f"{v:.0f}"),
         widgets.Slider("pue", "PUE", [power.fact("pue_hyperscale"), power.fact("pue_seed002")],
                        value=power.fact("pue_seed002")),
-        widgets.Slider("price", "Price ($/kWh)", [0.06, power.fact("price_seed002")],
+        widgets.Slider("price", "Price ($/kWh)", [power.fact("us_industrial_price_2023"), power.fact("price_seed002")],
                        value=power.fact("price_seed002")),
         widgets.Slider("carbon", "Grid (kg CO₂e/kWh)", [0.1, power.fact("us_grid_kg_co2_per_kwh")],
                        value=power.fact("us_grid_kg_co2_per_kwh")),
@@ -172,7 +175,8 @@ def buy_vs_rent_explorer():
                        value=power.fact("rent_seed002")),
         widgets.Slider("purchase", "Purchase ($ per GPU)", [25_000, base_price, 40_000], value=base_price,
                        fmt=lambda v: units.fmt_dollars(v)),
-        widgets.Slider("price", "Electricity ($/kWh)", [0.06, power.fact("price_seed002")],
+        widgets.Slider("price", "Electricity ($/kWh)",
+                       [power.fact("us_industrial_price_2023"), power.fact("price_seed002")],
                        value=power.fact("price_seed002")),
         widgets.Slider("years", "Depreciation (years)", [int(power.fact("depreciation_years_seed002")), 5],
                        value=int(power.fact("depreciation_years_seed002"))),

@@ -10,7 +10,7 @@ from .. import hardware, plotting, source_checks, units, widgets
 from ..units import DAY
 from ..walkthrough import Walkthrough
 
-__all__ = ["inputs_table", "ledger_table", "ledger_html", "plot_time_budget", "source_check_table",
+__all__ = ["inputs_table", "ledger_table", "ledger_html", "evidence_table", "plot_time_budget", "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
 
 
@@ -50,15 +50,53 @@ def ledger_table(walkthrough: Walkthrough | None = None, titles: dict | None = N
 
 
 def ledger_html(walkthrough: Walkthrough, titles: dict | None = None) -> str:
-    """The ledger as an HTML table with a one-line heading of the run it describes."""
+    """The ledger as an HTML table with a one-line heading of the run it describes, and a last line with the range
+    of run lengths the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`)."""
     w = walkthrough
     rows = "".join(f"<tr><td>{r.name}</td><td>{r.quantity}</td><td><b>{r.text}</b></td>"
                    f"<td>{titles.get(r.chapter, r.chapter) if titles else f'ch. {r.chapter}'}</td></tr>"
                    for r in w.ledger_rows())
+    try:
+        e = w.step3_evidence()
+        lo, mid, hi = e.mfus
+        evidence = (f"<p>At the MFU comparable published runs achieved ({units.fmt_percent(lo)} – "
+                    f"{units.fmt_percent(hi)}, median {units.fmt_percent(mid)}; {len(e.runs)} runs): "
+                    f"{units.fmt_duration(e.seconds[2])} – {units.fmt_duration(e.seconds[0])}, median "
+                    f"{units.fmt_duration(e.seconds[1])}, downtime included.</p>")
+    except ValueError as err:
+        evidence = f"<p>{err}</p>"
     return (f"<p>{w.model.name}, {units.fmt_sci(w.tokens)} tokens, {w.n_gpus:,} × {w.accelerator.name} at "
             f"{units.fmt_rate(w.peak_flops)} × {w.mfu:.0%} MFU</p>"
             f"<table class='cc-table'><tr><th>step</th><th>quantity</th><th>value</th><th>chapter</th></tr>"
-            f"{rows}</table>")
+            f"{rows}</table>{evidence}")
+
+
+def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.0):
+    """The run's time, GPU-hours and cost at the source's fixed utilisations (step ③, plus failures from step ⑥)
+    beside the range the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`,
+    downtime already inside), as a pandas DataFrame in human units. GPU counts are never rounded down (none is).
+
+    >>> t = evidence_table()
+    >>> list(t["MFU"])
+    ['50 %', '30 %', '24 %', '35 %', '48 %']
+    """
+    import pandas as pd
+
+    w = Walkthrough() if walkthrough is None else walkthrough
+    e = w.step3_evidence(price_per_gpu_hour)
+    g = w.step6_failures().goodput
+    rows = []
+    for m, s in w.step3_time().seconds.items():
+        wall = s / g
+        rows.append((f"the source's fixed {units.fmt_percent(m)}, failures added (step ⑥)", m, wall))
+    for label, m, s in zip(("lowest", "median", "highest"), e.mfus, e.seconds):
+        rows.append((f"published runs, {label}", m, s))
+    return pd.DataFrame([{"utilisation": lab, "MFU": str(units.fmt_percent(m)),
+                          "wall-clock days": f"{s / DAY:,.0f}",
+                          "GPU-hours (millions)": f"{w.n_gpus * s / units.HOUR / 1e6:,.2f}",
+                          f"cost at ${e.price_per_gpu_hour:g}/GPU-hour": str(units.fmt_dollars(
+                              round(w.n_gpus * s / units.HOUR * e.price_per_gpu_hour, -4)))}
+                         for lab, m, s in rows]).set_index("utilisation")
 
 
 def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
@@ -141,7 +179,8 @@ def ledger_explorer():
 
     def render(model, n_gpus, accelerator, mfu):
         try:
-            w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus, mfu=mfu, mfus=(mfu,))
+            w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus, mfu=mfu,
+                            mfus=tuple(dict.fromkeys((mfu, 0.3))))     # as the chapter: its MFU, and 30 %
         except ValueError as e:
             return widgets.message(str(e))
         return ledger_html(w)

@@ -1,0 +1,125 @@
+"""Published training runs: one record per run or configuration in ``data/published_runs.csv``, and the model FLOP
+utilisation a run's GPU-hours imply.
+
+Each row has its source with the table or section, a tier (A: every input and target stated in a primary source;
+B: something assumed, rounded or not re-read) and a caveat column that flags circular figures. ``kind`` is ``run``
+(a whole training run: GPU-hours), ``step`` (a fully specified configuration with a measured time per iteration)
+or ``config`` (a configuration whose schedule is not stated)::
+
+    >>> r = get("llama2-70b")
+    >>> r.tier, r.accelerator.name, round(implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator), 3)
+    ('A', 'A100-SXM-80GB', 0.428)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from . import _check, _data, hardware, models
+from .units import HOUR
+
+__all__ = ["Run", "runs", "get", "names", "implied_mfu"]
+
+
+@dataclass(frozen=True)
+class Run(_data.Record):
+    """One published run or configuration (counts, FLOP/s-free: the accelerator is a catalog record)."""
+
+    name: str
+    run: str
+    family: str
+    kind: str
+    model: object               #: a models.Model, or None when the row gives no shape
+    params: float
+    active_params: float
+    tokens: object              #: count, or None for a configuration
+    accelerator: hardware.Accelerator
+    dtype: str
+    n_gpus: object
+    gpu_hours: object
+    wall_days: object
+    reported: str
+    reported_mfu: object        #: fraction as the source states it, or None
+    mfu_convention: str
+    mfu_note: str               #: why the stated MFU differs from the one the GPU-hours imply
+    step_seconds: object        #: s per iteration as published, or None
+    plan: dict                  #: tp, pp, dp, batch, seq, microbatch, virtual_stages, recompute, sequence_parallel
+    location: str
+    tier: str
+    caveat: str
+    bibkey: str
+    checked: str
+    source: str
+    aliases: tuple = ()
+
+    @property
+    def fully_specified(self) -> bool:
+        """A step row with a measured time and every input :func:`predict_step` needs."""
+        return self.kind == "step" and self.step_seconds is not None and self.model is not None
+
+
+def _model(cell: str):
+    if not cell:
+        return None
+    if "=" not in cell:
+        return models.get(cell)
+    kv = dict(p.split("=") for p in cell.split(";"))
+    name = kv.pop("name")
+    return models.custom(name=name, **{k: int(v) for k, v in kv.items()})
+
+
+def _row(row: dict) -> Run:
+    i = _data.optional_int
+
+    def f(r, col):
+        text = (r.get(col) or "").strip()
+        return float(text) if text else None
+    plan = {k: i(row, k) for k in ("tp", "pp", "dp", "batch", "seq", "microbatch", "virtual_stages")}
+    plan["recompute"] = row["recompute"] or None
+    plan["sequence_parallel"] = row["sequence_parallel"] == "true"
+    return Run(row["id"], row["run"], row["family"], row["kind"], _model(row["model"]), f(row, "params"),
+               f(row, "active_params"), f(row, "tokens"), hardware.get(row["accelerator"]), row["dtype"],
+               i(row, "n_gpus"), f(row, "gpu_hours"), f(row, "wall_days"), row["reported"], f(row, "reported_mfu"),
+               row["mfu_convention"], row["mfu_note"], f(row, "step_seconds"), plan, row["location"], row["tier"], row["caveat"],
+               row["bibkey"], row["checked"], row["source"])
+
+
+@lru_cache(maxsize=None)
+def runs() -> tuple:
+    """Every row of ``data/published_runs.csv`` as a :class:`Run`, in file order."""
+    return tuple(_row(r) for r in _data.rows("published_runs.csv"))
+
+
+def get(name) -> Run:
+    """One run by its id; ``KeyError`` with the nearest ids for an unknown one.
+
+    >>> get("palm-540b").n_gpus
+    6144
+    """
+    if isinstance(name, Run):
+        return name
+    return _check.lookup({_check.key(r.name): r for r in runs()}, name, "published run", "name")
+
+
+def names() -> list:
+    """The ids of every published run."""
+    return [r.name for r in runs()]
+
+
+def implied_mfu(active_params, tokens, gpu_hours, accelerator, dtype="bf16"):
+    """Model FLOP utilisation a run's GPU-hours imply: MFU = 6·N·D / (GPU-hours · 3,600 · peak).
+
+    ``active_params`` N (count; the activated parameters of an MoE model), ``tokens`` D, ``gpu_hours`` (accelerator
+    hours, whatever the paper counts: downtime and restarts included), ``accelerator`` (catalog name or record) at its
+    dense ``dtype`` peak. The 6N convention leaves out attention (see :func:`convert_mfu`). Element-wise.
+
+    Llama 2 70B (Touvron et al. 2023, Table 2: 1,720,320 A100-hours for 2 T tokens):
+
+    >>> round(implied_mfu(68.98e9, 2e12, 1720320, "A100"), 3)
+    0.428
+    """
+    n = _check.values("active_params", active_params, _check.positive)
+    d = _check.values("tokens", tokens, _check.positive)
+    h = _check.values("gpu_hours", gpu_hours, _check.positive)
+    peak = hardware.get(accelerator).peak_flops(dtype)
+    return _check.result(6.0 * n * d / (h * HOUR * peak))

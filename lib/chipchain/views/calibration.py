@@ -1,0 +1,221 @@
+"""Views for chapter 14 (the book's model against published runs): the runs, the MFU conventions, the errors of the
+step-time predictor and of GPU-hours estimates, the predicted-vs-reported figure, the conflicts between papers, and
+an explorer of one configuration's predicted breakdown beside its measured time.
+"""
+from __future__ import annotations
+
+import statistics
+
+from .. import _data, calibration, plotting, units, widgets
+
+__all__ = ["runs_table", "mfu_table", "step_table", "hours_table", "error_table", "conflicts", "conflicts_table",
+           "plot_step_scatter", "plot_hours_scatter", "step_explorer", "BANDS"]
+
+#: the error bands drawn around the identity line (relative errors)
+BANDS = (0.15, 0.30)
+
+
+def _pct(x) -> str:
+    return "—" if x is None else str(units.fmt_percent(x, 3))
+
+
+def runs_table():
+    """Every whole published run (``kind == "run"``): accelerator and count, tokens, GPU-hours, what the source
+    reports, the MFU its GPU-hours imply (6N over the dense 16-bit peak), tier and caveat, as a pandas DataFrame.
+
+    >>> t = runs_table()
+    >>> len(t) >= 15, t.loc["Llama 2 70B", "implied MFU"]
+    (True, '42.8 %')
+    """
+    import pandas as pd
+
+    rows = []
+    for r in calibration.runs():
+        if r.kind != "run":
+            continue
+        u = calibration.implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype)
+        rows.append({"run": r.run, "accelerator": r.accelerator.name,
+                     "GPUs": f"{r.n_gpus:,}" if r.n_gpus else "—", "tokens": str(units.fmt_sci(r.tokens, 3)),
+                     "GPU-hours": f"{r.gpu_hours:,.0f}", "what the source reports": r.reported,
+                     "implied MFU": _pct(u), "tier": r.tier, "caveat": r.caveat or "—"})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def mfu_table():
+    """Each published MFU as its paper states it, beside the MFU the run's GPU-hours imply under one convention
+    (6N, dense 16-bit peak, whole run), and why they differ (the row's caveat).
+
+    >>> "PaLM 540B" in mfu_table().index
+    True
+    """
+    import pandas as pd
+
+    rows = []
+    for r in calibration.runs():
+        if r.kind != "run" or r.reported_mfu is None:
+            continue
+        u = calibration.implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype)
+        rows.append({"run": r.run, "stated MFU": _pct(r.reported_mfu), "stated convention": r.mfu_convention,
+                     "implied (6N, whole run)": _pct(u), "why they differ": r.mfu_note or r.caveat or "—"})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def step_table(leave_one_out=True):
+    """:func:`chipchain.calibration.step_errors` as a pandas DataFrame: each fully specified configuration, its
+    measured and predicted seconds per step, the relative error, the efficiency used and how many rows it was
+    fitted on."""
+    import pandas as pd
+
+    rows = [{"configuration": calibration.get(e.name).run, "family": e.family, "plan": _plan(e),
+             "measured (s)": f"{e.measured:,.2f}", "predicted (s)": f"{e.predicted:,.2f}",
+             "error": f"{e.error:+.1%}".replace("%", " %"), "η": f"{e.efficiency:.3f}",
+             "η fitted on": f"{len(e.fitted_on)} other rows" if leave_one_out else f"{len(e.fitted_on)} rows"}
+            for e in calibration.step_errors(leave_one_out)]
+    return pd.DataFrame(rows).set_index("configuration")
+
+
+def _plan(e) -> str:
+    p = e.prediction.plan
+    return f"TP {p.tp} × PP {p.pp} × DP {p.dp}, {p.recompute} recompute"
+
+
+def hours_table(fixed_mfu=0.5):
+    """:func:`chipchain.calibration.gpu_hours_errors` as a pandas DataFrame (reported GPU-hours, predicted at the
+    leave-one-out median MFU of the generation, and at the fixed MFU)."""
+    import pandas as pd
+
+    rows = [{"run": calibration.get(e.name).run, "reported GPU-hours": f"{e.reported:,.0f}",
+             "predicted (median of the others' MFU)": f"{e.predicted:,.0f}", "MFU used": _pct(e.mfu),
+             "error": f"{e.error:+.0%}".replace("%", " %"),
+             f"error at a fixed {fixed_mfu:.0%}".replace("%", " %"): f"{e.fixed_error:+.0%}".replace("%", " %")}
+            for e in calibration.gpu_hours_errors(fixed_mfu)]
+    return pd.DataFrame(rows).set_index("run")
+
+
+def error_table(fixed_mfu=0.5):
+    """Median and worst relative error per family of runs, for the step-time predictor (leave-one-out) and for
+    GPU-hours (leave-one-out median MFU, and the fixed MFU), as a pandas DataFrame.
+
+    >>> t = error_table()
+    >>> t.loc["all step configurations", "median |error|"]
+    '4.42 %'
+    """
+    import pandas as pd
+
+    def summary(what, errs):
+        a = [abs(x) for x in errs]
+        worst = max(errs, key=abs)
+        return {"family": what, "rows": len(a), "median |error|": _pct(statistics.median(a)),
+                "worst error": f"{worst:+.1%}".replace("%", " %")}
+
+    steps, hours = calibration.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
+    rows = [summary(f"step time: {f}", [e.error for e in steps if e.family == f])
+            for f in dict.fromkeys(e.family for e in steps)]
+    rows.append(summary("all step configurations", [e.error for e in steps]))
+    rows.append(summary("GPU-hours of whole runs, median MFU of the others", [e.error for e in hours]))
+    rows.append(summary(f"GPU-hours of whole runs, fixed {fixed_mfu:.0%} MFU".replace("%", " %"),
+                        [e.fixed_error for e in hours]))
+    return pd.DataFrame(rows).set_index("family")
+
+
+def conflicts() -> tuple:
+    """The rows of ``data/run_conflicts.csv``: where two sources (or one paper and its own arithmetic) give
+    different figures for the same run, as dicts with ``figure_a`` and ``figure_b`` as floats."""
+    out = []
+    for row in _data.rows("run_conflicts.csv"):
+        d = dict(row)
+        d["figure_a"], d["figure_b"] = float(row["figure_a"]), float(row["figure_b"])
+        out.append(d)
+    return tuple(out)
+
+
+def conflicts_table():
+    """:func:`conflicts` as a pandas DataFrame: both figures with their sources, the gap, and what explains it."""
+    import pandas as pd
+
+    def fmt(v, unit):
+        return _pct(v) if unit == "fraction" else f"{v:,.0f}"
+
+    rows = [{"what": c["what"], "one source": f"{fmt(c['figure_a'], c['unit'])} ({c['source_a']})",
+             "the other": f"{fmt(c['figure_b'], c['unit'])} ({c['source_b']})",
+             "gap": f"{c['figure_b'] / c['figure_a'] - 1:+.1%}".replace("%", " %"),
+             "why": c["explanation"]} for c in conflicts()]
+    return pd.DataFrame(rows).set_index("what")
+
+
+def _identity(ax, lo, hi):
+    xs = [lo, hi]
+    ax.plot(xs, xs, color="black", lw=1, label="predicted = reported")
+    for k, band in enumerate(BANDS):
+        ax.fill_between(xs, [x * (1 - band) for x in xs], [x * (1 + band) for x in xs], color="grey",
+                        alpha=0.28 - 0.14 * k, lw=0, label=f"± {band:.0%}".replace("%", " %"))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+
+
+def plot_step_scatter(ax=None):
+    """Static figure: predicted vs measured seconds per step for every fully specified configuration
+    (leave-one-out efficiencies), one colour per family, with the identity line and ± 15 % / ± 30 % bands.
+    Returns the Axes."""
+    ax = plotting.axes(ax)
+    errs = calibration.step_errors()
+    _identity(ax, 0.5, 200)
+    for i, fam in enumerate(dict.fromkeys(e.family for e in errs)):
+        pts = [e for e in errs if e.family == fam]
+        ax.scatter([e.measured for e in pts], [e.predicted for e in pts], color=plotting.color(i), s=36, label=fam,
+                   zorder=3)
+    ax.set_xlabel("measured seconds per step (published)")
+    ax.set_ylabel("predicted seconds per step")
+    ax.legend(loc="upper left", fontsize=9, frameon=False)
+    return ax
+
+
+def plot_hours_scatter(ax=None, fixed_mfu=0.5):
+    """Static figure: predicted vs reported GPU-hours of whole runs, at the leave-one-out median MFU of the
+    generation (filled) and at a fixed ``fixed_mfu`` (hollow), with the identity line and the bands. Returns the
+    Axes."""
+    ax = plotting.axes(ax)
+    errs = calibration.gpu_hours_errors(fixed_mfu)
+    _identity(ax, 3e4, 5e7)
+    ax.scatter([e.reported for e in errs], [e.predicted for e in errs], color=plotting.color(0), s=36, zorder=3,
+               label="at the median MFU of the other runs")
+    ax.scatter([e.reported for e in errs], [e.fixed for e in errs], facecolors="none", edgecolors=plotting.color(1),
+               s=36, zorder=3, label=f"at a fixed {fixed_mfu:.0%} MFU".replace("%", " %"))
+    ax.set_xlabel("reported GPU-hours")
+    ax.set_ylabel("predicted GPU-hours")
+    ax.legend(loc="upper left", fontsize=9, frameon=False)
+    return ax
+
+
+@widgets.explorer
+def step_explorer():
+    """One fully specified published configuration: its predicted step broken into compute, recomputation,
+    pipeline bubble and exposed communication, against the measured time, with the efficiency fitted on the other
+    rows (leave-one-out) or on all rows."""
+    errs = {True: {e.name: e for e in calibration.step_errors(True)},
+            False: {e.name: e for e in calibration.step_errors(False)}}
+
+    def render(name, leave_one_out):
+        e = errs[leave_one_out][name]
+        p, r = e.prediction, calibration.get(name)
+        bar = plotting.svg_bars([("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble),
+                                 ("exposed communication", p.exposed_comm)], capacity=e.measured,
+                                capacity_label="measured", unit_format=lambda v: f"{v:,.2f} s",
+                                alt=f"Predicted step of {r.run}: {p.seconds:.2f} s against {e.measured:.2f} s measured")
+        stated = f"; the paper states MFU {_pct(r.reported_mfu)}" if r.reported_mfu else ""
+        return (f"<p><b>{r.run}</b> — {_plan(e)}, {r.n_gpus:,} × {r.accelerator.name}</p>{bar}"
+                f"<p>predicted {p.seconds:,.2f} s (compute {p.compute:,.2f}, recomputation {p.recompute:,.2f}, "
+                f"bubble {p.bubble:,.2f}, exposed communication {p.exposed_comm:,.2f}) against {e.measured:,.2f} s "
+                f"measured: error {e.error:+.1%}. Predicted MFU {_pct(p.mfu)}, HFU {_pct(p.hfu)}{stated}.</p>"
+                f"<p>η = {p.efficiency:.3f}, fitted on {len(e.fitted_on)} "
+                f"{'other ' if leave_one_out else ''}rows of the {r.accelerator.name}. Source: {r.source} "
+                f"({r.location}); tier {r.tier}.</p>").replace("%", " %").replace("  %", " %")
+
+    names = list(errs[True])
+    return widgets.explore(render, [
+        widgets.Choice("name", "configuration", {calibration.get(n).run: n for n in names}, value="kort-175b-sel"),
+        widgets.Choice("leave_one_out", "efficiency fitted on", {"the other rows": True, "all rows": False},
+                       value=True),
+    ], title="One published configuration, predicted and measured")

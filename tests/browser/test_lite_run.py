@@ -1,0 +1,240 @@
+"""Every chapter runs to the end in the built JupyterLite site, in headless Chromium, served by 127.0.0.1 alone.
+
+For each chapter, in a fresh browser context (cold cache: a reader's first start), the test opens the notebook in the
+lite site that ``make book`` writes to ``_build/html/lite`` (or ``LITE_SITE``), runs every cell through the menus
+(*Run → Run All Cells*: JupyterLite 0.6 exposes no ``window.jupyterapp``) and waits until every code cell has an
+execution count and the kernel shows Idle. It then requires:
+
+- no error and no stderr output in any cell;
+- as many live explorables as the committed chapter has, each answering one of its controls (a drop-down, a slider
+  or a toggle) with a new view computed by the browser's kernel;
+- no request for anything but the site: every request Playwright sees goes to 127.0.0.1, the site itself answered
+  the Pyodide runtime and lock, and Chromium's resolver is told that no other host exists, so a request from
+  anywhere in the browser (a worker included) would fail rather than reach out.
+
+The time from *Run All* to the first finished cell (the kernel's start and the install cell: the Pyodide download and
+the packages) and to the end of each chapter go to ``_build/reports/lite_runs/<chapter>.json`` and, with the lite
+site's size, to ``_build/reports/lite_report.json``.
+
+Allow-listed console messages (each with its reason):
+- "Unsatisfied version" / "No satisfying version" — the widget manager extension (jupyterlab_widgets 3.0.17, built
+  against JupyterLab 4.6) meets JupyterLite 0.6's JupyterLab 4.4 and falls back to the shared 4.4 modules; it works.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from .conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, SCREENSHOTS
+
+LITE = Path(os.environ.get("LITE_SITE", ROOT / "_build" / "html" / "lite"))
+REPORTS = ROOT / "_build" / "reports"
+CHAPTERS = sorted(p.name for p in (ROOT / "chapters").glob("*.ipynb"))
+RUN_TIMEOUT_S = 900          # per chapter, on 2 busy cores (a first start downloads ~40 MB and boots Pyodide)
+RESPONSE_TIMEOUT_MS = 30_000  # a control's new view, computed by the kernel
+#: Chromium's resolver knows no host but the loopback: a request for anything else fails at once
+NO_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+ALLOWED_CONSOLE = [r"Unsatisfied version", r"No satisfying version", r"Available versions"]
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    served: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def log_request(self, code="-", size="-"):
+        self.served.append((self.path, int(code) if str(code).isdigit() else 0))
+
+
+@pytest.fixture(scope="module")
+def lite_url():
+    if not (LITE / "lab" / "index.html").exists():
+        pytest.fail(f"{LITE} has no JupyterLite site: run `make book` first (make test does)")
+    handler = functools.partial(_Handler, directory=str(LITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    _write_report()
+
+
+@pytest.fixture(scope="module")
+def lite_browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS + [NO_OTHER_HOSTS])
+        yield b
+        b.close()
+
+
+def explorables_in(name: str) -> int:
+    """How many explorables (widget views) the committed chapter displays."""
+    nb = json.loads((ROOT / "chapters" / name).read_text(encoding="utf-8"))
+    return sum(1 for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+               if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
+
+
+_STATE = """() => {
+  const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+      .map(e => e.innerText.trim());
+  const status = [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-Notebook-ExecutionIndicator')]
+      .map(e => e.innerText + ' ' + (e.getAttribute('data-status') || '')).join(' | ');
+  return {prompts, status};
+}"""
+_DONE = re.compile(r"^\[\d+\]:$")
+
+#: stderr streams and tracebacks (JupyterLab renders both with the stderr MIME type)
+_PROBLEMS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+  .filter(e => e.getAttribute('data-mime-type') === 'application/vnd.jupyter.stderr'
+               || e.classList.contains('jp-mod-error')
+               || e.querySelector('[data-mime-type="application/vnd.jupyter.stderr"]'))
+  .map(e => e.innerText.slice(0, 400))"""
+
+#: the outermost widget boxes of each output: the explorables (a VBox of title, controls and the rendered view)
+_BOXES = """() => [...document.querySelectorAll('.jp-OutputArea-output .widget-vbox')]
+  .filter(e => !e.parentElement.closest('.widget-vbox'))"""
+
+#: what the kernel draws in a box: the content of its HTML widgets (the title and the view), not the controls
+_VIEW = """b => [...b.querySelectorAll('.widget-html .widget-html-content')].map(e => e.innerHTML).join('\\n')"""
+
+
+def run_all(page) -> tuple[float, float]:
+    """Run every cell via the menus; return (seconds to the first finished cell, seconds to the end)."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).first.click()
+    t0, first = time.monotonic(), None
+    while time.monotonic() - t0 < RUN_TIMEOUT_S:
+        page.wait_for_timeout(500)
+        state = page.evaluate(_STATE)
+        done = [bool(_DONE.match(p)) for p in state["prompts"]]
+        if first is None and done and done[0]:
+            first = time.monotonic() - t0
+        if done and all(done) and re.search(r"\bIdle\b|\bidle\b", state["status"]):
+            return first, time.monotonic() - t0
+    pending = sum(1 for p in state["prompts"] if not _DONE.match(p))
+    raise AssertionError(f"still running after {RUN_TIMEOUT_S} s: {pending} cells unfinished; status {state['status']}")
+
+
+def answers_one_control(page, box) -> str | None:
+    """Change the box's controls one at a time until the kernel redraws the view; return the one that worked."""
+    before = box.evaluate(_VIEW)
+    controls = ([("drop-down", s) for s in box.query_selector_all("select")]
+                + [("slider", h) for h in box.query_selector_all(".noUi-handle")]
+                + [("toggle", g) for g in box.query_selector_all(".widget-toggle-buttons")])
+    for kind, control in controls:
+        if kind == "drop-down":
+            n, current = control.evaluate("s => [s.options.length, s.selectedIndex]")
+            if n < 2:
+                continue
+            control.select_option(index=(current + 1) % n)
+        elif kind == "slider":          # drag the handle a quarter of the track to the right, or left at the end
+            control.scroll_into_view_if_needed()
+            handle, track = control.bounding_box(), box.query_selector(".noUi-base, .noUi-target").bounding_box()
+            x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+            step = track["width"] / 4 if x + track["width"] / 4 <= track["x"] + track["width"] else -track["width"] / 4
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + step / 2, y, steps=4)
+            page.mouse.move(x + step, y, steps=4)
+            page.mouse.up()
+        else:
+            buttons = [b for b in control.query_selector_all("button")
+                       if "mod-active" not in (b.get_attribute("class") or "")]
+            if not buttons:
+                continue
+            buttons[0].click()
+        try:
+            page.wait_for_function(f"([b, before]) => ({_VIEW})(b) !== before", arg=[box, before],
+                                   timeout=RESPONSE_TIMEOUT_MS, polling=250)
+            return kind
+        except Exception:               # this control left the view as it was (an edge value): try the next
+            continue
+    return None
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_chapter_runs_in_the_browser(lite_browser, lite_url, name):
+    context = lite_browser.new_context(viewport={"width": 1280, "height": 900})
+    requests, console = [], []
+    context.on("request", lambda r: requests.append(r.url))
+    page = context.new_page()
+    page.on("console", lambda m: m.type in ("error", "warning") and console.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    start = len(_Handler.served)
+    try:
+        t0 = time.monotonic()
+        page.goto(f"{lite_url}/lab/index.html?path=chapters/{name}")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+        opened = time.monotonic() - t0
+        first, end = run_all(page)
+        REPORTS.mkdir(parents=True, exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"lite-{name.removesuffix('.ipynb')}.png"))
+
+        problems = page.evaluate(_PROBLEMS)
+        assert not problems, f"{name}: error or stderr output in the browser: {problems}"
+
+        boxes = page.evaluate_handle(_BOXES)
+        handles = [boxes.get_property(str(i)).as_element()
+                   for i in range(boxes.get_property("length").json_value())]
+        expected = explorables_in(name)
+        assert len(handles) >= expected, f"{name}: {len(handles)} live explorables rendered, the chapter has {expected}"
+        answered = []
+        for i, box in enumerate(handles[:expected] if expected else handles):
+            box.scroll_into_view_if_needed()
+            kind = answers_one_control(page, box)
+            assert kind, f"{name}: explorable {i} did not redraw when any of its controls changed"
+            answered.append(kind)
+
+        outside = [u for u in requests if not u.startswith((lite_url, "data:", "blob:"))]
+        assert not outside, f"{name}: requests that left 127.0.0.1: {sorted(set(outside))[:10]}"
+        served = _Handler.served[start:]
+        failed = [(p, c) for p, c in served if c >= 400]
+        assert not failed, f"{name}: requests the site could not answer: {failed[:10]}"
+        fetched = {urlsplit(p).path for p, c in served if c == 200}
+        for wanted in ("/static/pyodide/pyodide.asm.wasm", "/static/pyodide/pyodide-lock.json"):   # from the site
+            assert wanted in fetched, f"{name}: the kernel did not load {wanted} from the site"
+        noise = [c for c in console if not any(re.search(a, c) for a in ALLOWED_CONSOLE)]
+        assert not [c for c in noise if c.startswith(("error", "pageerror"))], f"{name}: console errors: {noise}"
+
+        record = {"chapter": name, "open_s": round(opened, 1), "first_cell_s": round(first, 1),
+                  "end_s": round(end, 1), "cells": len(page.evaluate(_STATE)["prompts"]),
+                  "explorables": len(answered), "controls_answered": answered, "requests": len(requests),
+                  "requests_outside": len(outside), "downloaded_bytes": downloaded(served)}
+        (REPORTS / "lite_runs").mkdir(parents=True, exist_ok=True)
+        (REPORTS / "lite_runs" / f"{name.removesuffix('.ipynb')}.json").write_text(json.dumps(record, indent=1))
+    finally:
+        context.close()
+
+
+def downloaded(served) -> int:
+    """Bytes of the distinct site files a chapter's run fetched (what a first start downloads)."""
+    paths = {urlsplit(p).path for p, code in served if code == 200}
+    files = [LITE / unquote(p).lstrip("/") for p in paths]
+    return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def _write_report():
+    """Gather every chapter's run (each xdist worker writes its own) and the lite site's size into one report."""
+    runs = [json.loads(p.read_text()) for p in sorted((REPORTS / "lite_runs").glob("*.json"))] \
+        if (REPORTS / "lite_runs").exists() else []
+    files = [p for p in LITE.rglob("*") if p.is_file()]
+    runtime = [p for p in files if "static/pyodide" in p.relative_to(LITE).as_posix()]
+    report = {"lite_bytes": sum(p.stat().st_size for p in files),
+              "pyodide_runtime_and_packages_bytes": sum(p.stat().st_size for p in runtime),
+              "chapters_run": len(runs), "runs": runs}
+    REPORTS.mkdir(parents=True, exist_ok=True)
+    (REPORTS / "lite_report.json").write_text(json.dumps(report, indent=1))
