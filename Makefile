@@ -7,7 +7,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 BUILD_FLAGS := -W -n --keep-going
 PORT ?= 8000
 
-.PHONY: help book test test-unit test-nbval test-build test-browser lab serve execute assets lock clean lite
+.PHONY: help book test test-unit test-nbval test-build test-browser test-lite-run lab serve execute assets lock clean lite
 
 help:
 	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict)"
@@ -47,7 +47,11 @@ test-nbval: $(VENV_STAMP)
 test-build: book
 
 test-browser: $(VENV_STAMP)
-	$(PYTEST) -q -n 2 tests/browser
+	$(PYTEST) -q -n 2 -m "not lite_run" tests/browser
+
+# Every chapter run to the end in the built JupyterLite site (after `make book`); about 10 minutes on 2 cores.
+test-lite-run: $(VENV_STAMP)
+	$(PYTEST) -q -n 2 -m lite_run tests/browser
 
 test: assets
 	$(MAKE) test-unit

@@ -264,7 +264,9 @@ def test_property_hbm_counts_monotone_and_fast(n, d, sram, causal):
 def test_property_flash_keeps_linear_memory(seq, heads, batch):
     std = aio.attention_activation_bytes(seq, heads, batch)
     fl = aio.attention_activation_bytes(seq, heads, batch, flash=True)
-    assert fl == 4 * heads * seq * batch and std == 5 * heads * seq * seq * batch     # Korthikanti 4.1; Dao 3.1
+    # Korthikanti 4.1; Dao 3.1 (the bytes pass 2**53 at the largest shapes: equal to float precision)
+    assert fl == pytest.approx(4 * heads * seq * batch, rel=1e-15)
+    assert std == pytest.approx(5 * heads * seq * seq * batch, rel=1e-15)
     assert aio.attention_activation_bytes(2 * seq, heads, batch, flash=True) == 2 * fl
 
 
