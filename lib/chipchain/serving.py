@@ -176,6 +176,22 @@ def decode(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="
                   decode_flops(model, c, B), decode_bytes(model, c, B, weight_dtype, kv_dtype), B)
 
 
+def _first_true(ok, cap: int):
+    """The smallest integer n in [1, cap] with ``ok(n)``, for a predicate that stays true once true (doubling, then
+    bisection: at most ~2·log2(cap) calls), or ``math.inf`` if ``ok(cap)`` is false."""
+    if not ok(cap):
+        return math.inf
+    lo, hi = 1, 1
+    while not ok(hi):
+        lo, hi = hi, min(hi * 2, cap)
+    if ok(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
 def critical_batch(accelerator, model, context, weight_dtype="bf16", kv_dtype="bf16", batch_limit=1 << 20):
     """Smallest batch at which a decode step becomes compute-bound (its intensity reaches the ridge point), or
     ``math.inf`` if no batch up to ``batch_limit`` gets there — as happens at long context, where the KV cache each
@@ -193,17 +209,8 @@ def critical_batch(accelerator, model, context, weight_dtype="bf16", kv_dtype="b
     def ok(b):
         return decode_intensity(m, c, b, weight_dtype, kv_dtype) >= ridge
 
-    if not ok(cap):
-        return math.inf
-    lo, hi = 1, 1
-    while not ok(hi):
-        lo, hi = hi, min(hi * 2, cap)
-    if ok(lo):
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return _first_true(ok, cap)
+
 
 def prefill_critical_tokens(accelerator, model, batch=1, weight_dtype="bf16", kv_dtype="bf16",
                             tokens_limit=1 << 24):
@@ -227,17 +234,7 @@ def prefill_critical_tokens(accelerator, model, batch=1, weight_dtype="bf16", kv
     def ok(s):
         return prefill_intensity(m, s, B, weight_dtype, kv_dtype) >= ridge
 
-    if not ok(cap):
-        return math.inf
-    lo, hi = 1, 1
-    while not ok(hi):
-        lo, hi = hi, min(hi * 2, cap)
-    if ok(lo):
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return _first_true(ok, cap)
 
 
 def gpus_to_hold(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16",
