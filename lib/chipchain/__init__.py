@@ -10,12 +10,13 @@ Every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar);
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 
 __version__ = "0.1.0"
 
 #: every public submodule (found on disk, so a new module needs no edit here)
-_SUBMODULES = tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+_SUBMODULES = tuple(sorted(n[:-3] if n.endswith(".py") else n for n in os.listdir(__path__[0])
+       if not n.startswith(("_", ".")) and (n.endswith(".py") or os.path.isfile(os.path.join(__path__[0], n, "__init__.py")))))
 __all__ = list(_SUBMODULES)
 
 

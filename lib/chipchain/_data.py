@@ -17,7 +17,7 @@ import csv
 import math
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from . import _check
 from ._check import Missing
@@ -29,8 +29,12 @@ __all__ = ["CHECK_LEVELS", "rows", "json_data", "optional_float", "optional_int"
 CHECK_LEVELS = ("V", "V2", "U")
 
 
-def _path(filename: str):
-    return resources.files("chipchain").joinpath(f"data/{filename}")
+#: the package's data folder (a plain directory in every install: editable, wheel, or Pyodide's site-packages)
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _path(filename: str) -> Path:
+    return DATA / filename
 
 
 @lru_cache(maxsize=None)

@@ -10,9 +10,10 @@ first use, so ``from chipchain import views`` costs nothing until a view is draw
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 
-__all__ = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+__all__ = sorted(n[:-3] if n.endswith(".py") else n for n in os.listdir(__path__[0])
+       if not n.startswith(("_", ".")) and (n.endswith(".py") or os.path.isfile(os.path.join(__path__[0], n, "__init__.py"))))
 
 
 def __getattr__(name: str):
