@@ -101,6 +101,10 @@ def exercise_explorables(page, path):
     controls exercised.
     """
     exercised = 0
+    try:   # the widget manager renders after the network is idle; on a busy machine that can take a few seconds
+        page.wait_for_selector(".widget-subarea > .widget-vbox", timeout=20_000)
+    except Exception:
+        pass
     boxes = page.query_selector_all(".widget-subarea > .widget-vbox")
     assert boxes, f"{path} has no explorable"
     for i, box in enumerate(boxes):
