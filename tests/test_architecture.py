@@ -16,7 +16,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
 CORE = {"_check", "units", "_data", "_lazy"}
 REGISTRIES = {"hardware", "links", "models", "systems", "devices"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
-VIEW_MODULES = {"widgets", "plotting", "notebook"}
+VIEW_MODULES = {"widgets", "plotting", "notebook", "tables"}
 HEAVY = {"pandas", "matplotlib", "ipywidgets"}
 EQUATION_MAX_LINES = 420      # "about 400" (issue 12); a module past this holds more than one idea
 

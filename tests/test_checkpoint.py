@@ -195,3 +195,63 @@ def test_restart_state_of_mixed_adam_is_14_bytes():
     assert ck.restart_bytes_per_param() == ck.restart_bytes_per_param("bf16-mixed") == 14
     with pytest.raises(KeyError, match="mixed-adam"):
         ck.restart_bytes_per_param("mixd-adam")
+
+
+# --- asynchronous checkpoints and resharding (issue 19) --------------------------------------------------------------
+
+def test_async_interval_uses_the_blocking_cost():
+    """Only the blocking copy enters Young's formula: a 0.1 s copy instead of a 49 s write shortens τ by √490."""
+    m = 178_000.0
+    assert ck.async_interval(0.1, 0.0, m) == pytest.approx(ck.young_interval(49, m) / math.sqrt(490))
+    assert ck.async_interval(0.1, 1e4, m) == 1e4                      # the drain bounds it from below
+
+
+@given(c=st.floats(0.01, 60), w=st.floats(0, 600), m=st.floats(3600, 1e7))
+@settings(max_examples=40)
+def test_async_beats_blocking_when_the_copy_is_shorter(c, w, m):
+    """With the same interval, blocking for c < C and paying the drain on failures never loses to blocking for
+    C = c + w as long as the drain is shorter than the write it replaces."""
+    tau = ck.young_interval(c + w, m)
+    assert ck.async_goodput(tau, c, w, 600, m) >= ck.goodput(tau, c + w, 600, m) - 1e-12
+
+
+def test_blocking_copy_running_example():
+    """2.45 TB over 1,024 GPUs at 25 GB/s per GPU: under 0.1 s, 500 times shorter than the 49 s write at 50 GB/s."""
+    c = ck.blocking_copy_seconds(2.45e12, 1024, 25e9)
+    assert c == pytest.approx(2.45e12 / 1024 / 25e9)
+    assert ck.write_seconds(2.45e12, 50e9) / c == pytest.approx(512)
+
+
+def test_sharded_load_bytes():
+    """DP replicas read the same slice: the total read is DP times the checkpoint; ZeRO sharding divides it."""
+    s = 2.45e12
+    assert ck.load_bytes_per_rank(s, 128) * 1024 == pytest.approx(8 * s)
+    assert ck.load_bytes_per_rank(s, 128, 8, 1.0) * 1024 == pytest.approx(s)
+
+
+@given(m=st.integers(1, 4096), n=st.integers(1, 4096))
+@settings(max_examples=80)
+def test_reshard_sources_bounds(m, n):
+    k = ck.reshard_sources(m, n)
+    assert math.ceil(m / n) <= k <= math.ceil(m / n) + 1
+    if m % n == 0:
+        assert k == m // n
+    if n % m == 0:
+        assert k == 1
+
+
+def test_reshard_sources_brute_force():
+    """Against a direct interval-overlap count with exact fractions."""
+    from fractions import Fraction as F
+    for m in range(1, 13):
+        for n in range(1, 13):
+            best = max(sum(1 for k in range(m) if F(k, m) < F(j + 1, n) and F(j, n) < F(k + 1, m)) for j in range(n))
+            assert ck.reshard_sources(m, n) == best
+
+
+@pytest.mark.parametrize("call", [lambda: ck.blocking_copy_seconds(1e9, 0, 1e9),
+                                  lambda: ck.async_interval(0, 1, 100), lambda: ck.load_bytes_per_rank(1e9, 8, 1, 1.5),
+                                  lambda: ck.reshard_sources(0, 4), lambda: ck.reshard_sources(10**8, 1)])
+def test_async_bad_input(call):
+    with pytest.raises(ValueError):
+        call()

@@ -109,3 +109,60 @@ def test_a_recipe_differs_from_itself_in_nothing(lr, warm, seed):
     assert ex.diff_recipes(a, a) == []
     assert [d[0] for d in ex.diff_recipes(a, a.replace(warmup_steps=warm + 1))] == ["warmup_steps"]
     assert time.perf_counter() - t < 1.0
+
+
+# --- µP, loss spikes, measured MFU (issue 19) -------------------------------------------------------------------------
+
+def test_mup_rules_identity_at_equal_width():
+    assert all(r.init_std == 1.0 and r.adam_lr == 1.0 for r in ex.mup_rules(1024, 1024))
+
+
+@given(b=st.floats(64, 4096), w=st.floats(64, 65536))
+@settings(max_examples=40)
+def test_mup_hidden_rules_compose(b, w):
+    """Scaling 64→b→w equals scaling 64→w directly (the rules are ratios of widths)."""
+    direct = ex.mup_rules(64, w)[1]
+    two = ex.mup_rules(64, b)[1].adam_lr * ex.mup_rules(b, w)[1].adam_lr
+    assert two == pytest.approx(direct.adam_lr)
+    assert direct.init_std == pytest.approx(math.sqrt(64 / w))
+
+
+def test_mup_vs_gpt3_published_learning_rates():
+    """GPT-3's hand-tuned Adam LRs fell 10× from 125M (d 768, 6e-4) to 175B (d 12288, 0.6e-4) (Brown et al. 2020,
+    Table 2.1); µP's hidden-weight rule predicts 16× for that width ratio — the same order, from one rule."""
+    ratio = 1 / ex.mup_rules(768, 12288)[1].adam_lr
+    assert ratio == 16 and 6e-4 / 0.6e-4 == pytest.approx(10)
+
+
+def test_palm_spike_recovery_bounds():
+    """PaLM: ~20 spikes, skipping 200–500 batches of 1M–4M tokens out of 780B: 0.5 % to 5.4 % of the data."""
+    lo = ex.spike_recovery(20, 100, 200, 512 * 2048, 780e9, 255_000)
+    hi = ex.spike_recovery(20, 100, 500, 2048 * 2048, 780e9, 255_000)
+    assert lo.skipped_fraction == pytest.approx(0.0054, abs=1e-4)
+    assert hi.skipped_fraction == pytest.approx(0.0538, abs=1e-3)
+    assert hi.repeated_steps == 2000
+
+
+def test_palm_mfu_from_its_throughput():
+    """PaLM 540B: 238.3K tokens/s on 6,144 TPU v4 gives the published 46.2 % MFU (Chowdhery et al. 2022, Table 3)."""
+    from chipchain import calibration, hardware, models
+    m = models.custom(layers=118, hidden=18432, heads=48, head_dim=256, seq=2048, params=540.35e9)
+    u = ex.step_mfu(238.3e3, calibration.flops_per_token(m), 6144, hardware.get("TPU-v4").peak_flops("bf16"))
+    assert u == pytest.approx(0.462, abs=0.0006)
+
+
+@pytest.mark.parametrize("call", [lambda: ex.mup_rules(0, 10), lambda: ex.step_mfu(1e9, 1e12, 1, 1e12),
+                                  lambda: ex.spike_recovery(20, 100, 500, 4e6, 1e9, 1000),
+                                  lambda: ex.step_mfu(1e3, 1e12, 0, 1e12)])
+def test_new_experiments_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_recipe_tables_are_readable():
+    """Chapter 8 shows recipes as tables (issue 14): no dict repr, no e-notation, every stage listed."""
+    r = ex.TrainingRecipe("x", 6e-5, 6e-6, 2000, stages=(ex.Stage("main", 1.8e12, {"web": 0.75, "code": 0.25}),))
+    text = str(vp.recipe_table(r))
+    assert "6 × 10⁻⁵" in text and "e-05" not in text and "1.8 trillion tokens: web 75%, code 25%" in text
+    diff = str(vp.recipe_diff_table(r, r.replace(warmup_steps=4000)))
+    assert "warmup_steps" in diff and "4,000" in diff

@@ -185,8 +185,14 @@ def test_every_package_file_matches_the_official_lock(pyodide_dir, official):
     listed = {v["file_name"]: (k, v["sha256"]) for k, v in served["packages"].items()}
     assert files == set(listed), f"files without a lock entry: {files - set(listed)}; " \
                                  f"entries without a file: {set(listed) - files}"
+    site_wheels = {w.name: w for w in [*pyodide_dir.parent.parent.glob("pypi/*.whl"),
+                                       *pyodide_dir.parent.parent.glob("extensions/**/pypi/*.whl")]}
     for name, (key, digest) in listed.items():
-        assert official["packages"][key] == served["packages"][key], f"{key}: the served entry differs from the lock"
+        if key in official["packages"]:
+            assert official["packages"][key] == served["packages"][key], f"{key}: served entry differs from the lock"
+        else:       # the site's own wheels: the same bytes as its piplite wheel
+            assert name in site_wheels, f"{key}: {name} is neither in Pyodide's lock nor a wheel of the site"
+            assert (pyodide_dir / name).read_bytes() == site_wheels[name].read_bytes(), name
         assert hashlib.sha256((pyodide_dir / name).read_bytes()).hexdigest() == digest, name
 
 
@@ -210,6 +216,22 @@ def test_kernel_start_packages_are_all_served(site, pyodide_dir):
         piplite |= {build_lite.normalise(n) for n in json.loads(index.read_text())}
     assert {"ssl", "sqlite3", "ipython", "comm"} <= wanted
     assert wanted <= lock | piplite, f"the kernel would look elsewhere for {wanted - lock - piplite}"
+
+
+def test_kernel_loads_every_package_while_it_starts(site, pyodide_dir):
+    """Pyodide fetches every package at once while it starts (loadPyodideOptions.packages), so the kernel's own
+    sequential start-up installs (read from its JavaScript) are all skipped, and the install cell finds the chapters'
+    packages loaded; every preloaded package is in the served lock with its sha256."""
+    config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    preload = config["litePluginSettings"][build_lite.KERNEL_PLUGIN]["loadPyodideOptions"]["packages"]
+    lock = json.loads((pyodide_dir / "pyodide-lock.json").read_text())["packages"]
+    assert {build_lite.normalise(n) for n in preload} <= set(lock), set(preload) - set(lock)
+    worker = "".join(p.read_text(errors="ignore") for p in (site / "extensions").rglob("*.js"))
+    start = json.loads(re.search(r'initKernel\(\w+\)\{.*?\w+=(\[(?:"[\w-]+",?)+\])', worker).group(1))
+    # the kernel compares names as written ("pyodide_kernel"); Pyodide's loadPackage normalises them
+    assert set(start) <= set(preload), f"the kernel would still install {set(start) - set(preload)} itself"
+    assert {"micropip", "piplite"} <= set(preload), "the kernel would install micropip and piplite itself"
+    assert {"chipchain", "numpy", "pandas", "matplotlib", "ipywidgets", "widgetsnbextension"} <= set(preload)
 
 
 def test_widget_wheels_are_piplite_wheels_with_the_installed_bytes(site):

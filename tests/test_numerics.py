@@ -104,3 +104,41 @@ def test_loss_scaling_never_loses_more_gradients(values, shift):
 def test_underflow_of_a_million_values_answers_within_a_second(size):
     grads = 10 ** np.random.default_rng(size).uniform(-12, -2, size)
     assert 0 < numerics.underflow_fraction(grads, "fp16") < 1
+
+
+# --- FP8 scaling granularity (issue 18) -------------------------------------------------------------------------
+
+def test_e4m3_grid():
+    # Micikevicius et al. (2022), Table 1: E4M3 max 448, min normal 2^-6, min subnormal 2^-9.
+    v = numerics.to_fp8_e4m3([448.0, 1000.0, 2.0**-6, 2.0**-9, 2.0**-11, 1.0 + 2**-4, -3.3])
+    assert v.tolist() == [448.0, 448.0, 2.0**-6, 2.0**-9, 0.0, 1.0, -3.25]
+
+
+@given(st.lists(st.floats(-448, 448, allow_nan=False), min_size=1, max_size=50))
+@settings(deadline=1000, max_examples=50)
+def test_e4m3_is_idempotent_and_within_half_a_step(xs):
+    import numpy as np
+    q = numerics.to_fp8_e4m3(xs)
+    assert np.array_equal(numerics.to_fp8_e4m3(q), q)
+    assert np.all(np.abs(q - np.asarray(xs)) <= np.maximum(np.abs(xs), 2**-6) * 2**-4 + 1e-12)
+
+
+def test_finer_scaling_flushes_fewer_values_with_outlier_channels():
+    # Activations with a few outlier channels (Dettmers et al. 2022): one per-tensor scale flushes small values.
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 1024)) * np.exp(rng.standard_normal(1024) * 1.5)
+    x[:, :4] *= 300
+    lost = {s: numerics.scaled_fp8_error(x, s) for s in numerics.SCALINGS}
+    assert lost["1x128 tiles"] < lost["per-tensor"] / 5
+    assert lost["128x128 blocks"] < lost["per-tensor"]
+
+
+def test_scaling_bad_input():
+    import numpy as np
+    with pytest.raises(ValueError):
+        numerics.scaled_fp8_error(np.ones((100, 100)), "1x128 tiles")      # 100 columns: no 128-wide tiles
+    with pytest.raises(ValueError):
+        numerics.scaled_fp8_error(np.ones(128), "per-tensor")
+    with pytest.raises(ValueError):
+        numerics.scaled_fp8_error(np.ones((128, 128)), "per-channel-ish")

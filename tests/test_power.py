@@ -237,3 +237,39 @@ def test_host_share_from_a_rating_is_never_negative(system, k, gpu):
 def test_realised_efficiency_never_beats_the_datasheet(acc, mfu, pue, host):
     r = _fast(lambda: power.realised_efficiency(acc, mfu, pue, host))
     assert 0 < r <= power.peak_efficiency(acc) * (1 + 1e-12)
+
+
+# --- water, swings, measured draw (issue 19) -------------------------------------------------------------------------
+
+def test_water_use_published_wue():
+    """Microsoft's fleet WUE fell from 0.49 to 0.30 L/kWh (2021 → FY2023): the same IT energy uses 39 % less water."""
+    e = 1e6 * kWh
+    a = power.water_use(e, power.fact("wue_microsoft_2021"))
+    b = power.water_use(e, power.fact("wue_microsoft_fy2023"))
+    assert a == pytest.approx(490_000) and 1 - b / a == pytest.approx(0.39, abs=0.005)
+
+
+def test_power_swing_llama3_scale_is_tens_of_megawatts():
+    """Llama 3 reports swings 'on the order of tens of megawatts' (Dubey et al. 2024 §3.3.4): 24,576 H100s
+    (Meta's cluster) dropping to 100–200 W each swing 12–15 MW of GPU power alone."""
+    assert 12e6 < power.power_swing(24_576, "H100", 200) < power.power_swing(24_576, "H100", 100) < 15e6
+
+
+def test_measured_fraction_latif():
+    """Latif et al. 2025: 8.4 kW measured against 10.2 kW rated, '18 % lower'."""
+    f = power.measured_power_fraction(power.fact("dgx_h100_measured_max_power"), power.fact("dgx_h100_max_power"))
+    assert 1 - f == pytest.approx(0.18, abs=0.005)
+
+
+@given(n=st.integers(1, 10**6), idle=st.floats(0, 700))
+@settings(max_examples=40)
+def test_swing_bounds(n, idle):
+    s = power.power_swing(n, 700, idle)
+    assert 0 <= s <= power.it_power(n, 700) + 1e-6
+
+
+@pytest.mark.parametrize("call", [lambda: power.water_use(-1, 0.3), lambda: power.power_swing(8, 700, 800),
+                                  lambda: power.measured_power_fraction(0, 10), lambda: power.water_use(1, float("inf"))])
+def test_new_power_bad_input(call):
+    with pytest.raises(ValueError):
+        call()

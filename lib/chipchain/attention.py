@@ -229,8 +229,9 @@ def flash_attention(q, k, v, block_q=128, block_k=128, causal=False, scale=None,
     return out
 
 
-def _flash_loop(q, kt, v, out, tau, bq, bk, causal, counter):
-    """The tile loop of :func:`flash_attention` (Q blocks outside, K/V blocks inside), filling ``out``."""
+def _flash_loop(q, kt, v, out, tau, bq, bk, causal, counter, lse=None):
+    """The tile loop of :func:`flash_attention` (Q blocks outside, K/V blocks inside), filling ``out`` (and the
+    per-row log-sum-exp m + log ℓ into ``lse`` when given, for the backward pass)."""
     n, nk, d, dv = q.shape[-2], kt.shape[-1], q.shape[-1], v.shape[-1]
     lead = q.shape[:-2]
     heads = math.prod(lead)
@@ -260,6 +261,8 @@ def _flash_loop(q, kt, v, out, tau, bq, bk, causal, counter):
             if counter is not None:
                 counter.read(heads * (ke - ks) * (d + dv))
         out[..., qs:qe, :] = acc / ell[..., None]
+        if lse is not None:
+            lse[..., qs:qe] = m + np.log(ell)
         if counter is not None:
             counter.write(heads * (qe - qs) * dv)
 

@@ -55,6 +55,10 @@ class Run:
     excludes: tuple                 #: what the reported cost does not cover
     source: str
     checked: str = "V"
+    node_limit: int | None = None           #: nodes a token's routed experts may sit on (Sec. 2.1.2)
+    bias_update_speed: float | None = None  #: γ of auxiliary-loss-free balancing (Sec. 4.2)
+    accumulation_bits: int | None = None    #: bits the H800's FP8 tensor-core accumulation keeps (Sec. 3.3.2)
+    promotion_interval: int | None = None   #: N_C, elements between promotions to FP32 (Sec. 3.3.2)
 
     @property
     def total_params(self) -> float:
@@ -87,7 +91,11 @@ V3 = Run(
     excludes=("prior research and ablation experiments on architectures, algorithms and data",
               "failed and exploratory runs", "data acquisition and preparation", "staff",
               "buying, building and running the cluster itself (capital, power, facility)"),
-    source="DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Table 1 and Sec. 1, 3.1, 3.2",
+    source="DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Table 1 and Sec. 1, 2.1.2, 3.1, 3.2, 3.3.2, 4.2",
+    node_limit=4,
+    bias_update_speed=0.001,
+    accumulation_bits=14,
+    promotion_interval=128,
 )
 
 

@@ -30,7 +30,7 @@ from .power import fact
 from .units import HOUR, YEAR
 
 __all__ = ["RunCost", "run_cost", "seed002_example", "OwnershipCost", "ownership_cost", "cost_per_used_hour",
-           "break_even_utilisation"]
+           "break_even_utilisation", "cost_per_million_tokens"]
 
 _HOURS_PER_YEAR = YEAR / HOUR   # 8760
 
@@ -185,3 +185,18 @@ def break_even_utilisation(fixed_per_year, variable_per_used_hour, rent_per_hour
         raise ValueError(f"rent_per_hour (${np.min(r):g}) does not exceed the energy cost per used hour "
                          f"(${v:.3g}): owning never breaks even")
     return f / (_HOURS_PER_YEAR * (r - v))
+
+
+def cost_per_million_tokens(price_per_gpu_hour, n_gpus, tokens_per_second):
+    """Dollars per million generated tokens when ``n_gpus`` rented at ``price_per_gpu_hour`` produce
+    ``tokens_per_second`` in total: ``n · price / (3,600 · tokens/s) · 10⁶`` (``tokens_per_second`` may be an array).
+
+    One H100 at $2 an hour producing 1,000 tokens/s costs 56 cents per million tokens:
+
+    >>> round(cost_per_million_tokens(2.0, 1, 1000), 3)
+    0.556
+    """
+    p = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
+    n = _check.integer("n_gpus", n_gpus)
+    t = _check.values("tokens_per_second", tokens_per_second, _check.positive)
+    return n * p / (HOUR * t) * 1e6

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from . import _check, compute
 
-__all__ = ["experiment_gpu_hours", "TierPlan", "tier_plan", "Stage", "TrainingRecipe", "diff_recipes"]
+__all__ = ["experiment_gpu_hours", "TierPlan", "tier_plan", "Stage", "TrainingRecipe", "diff_recipes",
+           "MupRule", "mup_rules", "SpikeRecovery", "spike_recovery", "step_mfu"]
 
 
 def experiment_gpu_hours(params, tokens, peak_flops, mfu) -> float:
@@ -214,3 +215,91 @@ def diff_recipes(a: TrainingRecipe, b: TrainingRecipe) -> list:
 
     walk("", a.to_dict(), b.to_dict())
     return out
+
+
+# --- hyperparameter transfer, loss spikes, measured MFU -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MupRule:
+    """How one kind of weight scales under µP with Adam when the width grows from ``base_width`` to ``width``
+    (Yang et al. 2022, Table 3): factors that multiply the values tuned on the small model."""
+
+    weights: str            #: which weights ("input and biases", "hidden", "output")
+    init_std: float         #: multiplier of the initialisation standard deviation
+    adam_lr: float          #: multiplier of the Adam learning rate
+
+
+def mup_rules(base_width, width) -> tuple[MupRule, ...]:
+    """µP's rules for Adam, as multipliers from a proxy of width ``base_width`` to a target of ``width``
+    (Yang et al. 2022, Table 3, with r = base_width / width):
+
+    * input weights (embeddings) and all biases and norms: initialisation and learning rate unchanged;
+    * hidden weights: initialisation variance ∝ 1/fan_in, so its standard deviation × √r; Adam learning rate × r;
+    * output weights: variance ∝ 1/fan_in², standard deviation × r; Adam learning rate × r.
+
+    With these, the optimal learning rate, initialisation scale and schedule tuned on the proxy carry over; under
+    the standard parametrisation they drift with width and must be re-tuned at every size.
+
+    >>> [(r.weights, r.init_std, r.adam_lr) for r in mup_rules(768, 12288)]
+    [('input and biases', 1.0, 1.0), ('hidden', 0.25, 0.0625), ('output', 0.0625, 0.0625)]
+    """
+    b = _check.positive("base_width", base_width)
+    w = _check.positive("width", width)
+    r = b / w
+    return (MupRule("input and biases", 1.0, 1.0), MupRule("hidden", r ** 0.5, r), MupRule("output", r, r))
+
+
+@dataclass(frozen=True)
+class SpikeRecovery:
+    """What the "roll back and skip" response to loss spikes costs over a run."""
+
+    skipped_tokens: float       #: tokens never trained on
+    skipped_fraction: float     #: of the run's tokens
+    repeated_steps: float       #: steps computed twice (rolled back)
+    repeated_fraction: float    #: of the run's steps
+
+
+def spike_recovery(spikes, rollback_steps, skipped_batches, batch_tokens, total_tokens, total_steps) -> SpikeRecovery:
+    """Cost of answering each of ``spikes`` loss spikes by restarting ``rollback_steps`` before it and skipping
+    ``skipped_batches`` batches of ``batch_tokens`` tokens (PaLM's response, Chowdhery et al. 2022 §5.1):
+    skipped tokens = spikes × batches × batch_tokens; repeated steps = spikes × rollback_steps; each also as a
+    fraction of the run's ``total_tokens`` and ``total_steps``.
+
+    PaLM 540B: about 20 spikes, about 100 steps back, 200–500 batches of up to 2,048 × 2,048 tokens, 780B tokens:
+
+    >>> s = spike_recovery(20, 100, 500, 2048 * 2048, 780e9, 255_000)
+    >>> round(s.skipped_fraction, 3), round(s.repeated_fraction, 4)
+    (0.054, 0.0078)
+    """
+    k = _check.nonnegative("spikes", spikes)
+    back = _check.nonnegative("rollback_steps", rollback_steps)
+    skip = _check.nonnegative("skipped_batches", skipped_batches)
+    bt = _check.positive("batch_tokens", batch_tokens)
+    d = _check.positive("total_tokens", total_tokens)
+    steps = _check.positive("total_steps", total_steps)
+    tokens = k * skip * bt
+    if tokens > d:
+        raise ValueError(f"skipped tokens ({tokens:.3g}) exceed total_tokens ({d:.3g}): check the arguments")
+    return SpikeRecovery(tokens, tokens / d, k * back, min(1.0, k * back / steps))
+
+
+def step_mfu(tokens_per_second, flops_per_token, n_gpus, peak_flops) -> float:
+    """MFU measured on a running job: MFU = r · F / (n · peak). ``tokens_per_second`` r is what to time — tokens
+    per step over the wall time of a step, averaged over many steps, excluding evaluation and checkpoint pauses;
+    ``flops_per_token`` F is what to count — 6N plus attention, 12·l·d·s (:func:`calibration.flops_per_token`),
+    never the recomputed FLOPs (that is hardware utilisation); ``n_gpus`` n and the dense ``peak_flops`` per chip.
+
+    PaLM 540B: 238.3K tokens/s on 6,144 TPU v4 chips (275 TFLOP/s BF16), 3.28 TFLOP per token → 46.2 %:
+
+    >>> round(step_mfu(238.3e3, 3.2779e12, 6144, 275e12), 3)
+    0.462
+    """
+    r = _check.positive("tokens_per_second", tokens_per_second)
+    f = _check.positive("flops_per_token", flops_per_token)
+    n = _check.integer("n_gpus", n_gpus)
+    p = _check.positive("peak_flops", peak_flops)
+    u = r * f / (n * p)
+    if u > 1:
+        raise ValueError(f"the measured rate implies MFU {u:.2f} > 1: check tokens_per_second, flops_per_token, "
+                         "n_gpus and peak_flops (dense peak, per chip)")
+    return u

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, _data
+from . import _check, _data, hardware
 
-__all__ = ["ProcessNode", "get", "names", "all_nodes", "node_intervals", "doubling_projection"]
+__all__ = ["ProcessNode", "get", "names", "all_nodes", "node_intervals", "doubling_projection", "TransistorPoint",
+           "transistor_points", "fit_doubling_time"]
 
 
 @dataclass(frozen=True)
@@ -110,3 +111,68 @@ def doubling_projection(year, doubling_time=2.0, base_year=2015.0, base=1.0):
         raise ValueError(f"year={year!r} is over 1,000 doublings from base_year={base_year!r} "
                          f"at doubling_time={doubling_time!r}: the projection overflows")
     return x0 * 2.0 ** doublings
+
+
+@dataclass(frozen=True)
+class TransistorPoint:
+    """One chip's transistor count in the year it shipped: ``kind`` "microprocessor" (Rupp's 50-year trend data,
+    ``data/transistor_counts.csv``) or "accelerator" (this book's catalog, :mod:`chipchain.hardware`)."""
+
+    name: str
+    year: float
+    transistors: float
+    kind: str
+    checked: str
+
+
+#: a die larger than this (mm²) is a whole wafer, not a chip cut from one (the lithography reticle is ~858 mm²)
+_WAFER_MM2 = 10_000
+
+
+def transistor_points(kind=None) -> list:
+    """Real transistor counts, oldest first: microprocessors 1971–2021 (Rupp 2022) and the catalog's datacenter
+    accelerators that state a count — each die once, at its first year (the A800, H800, H20 and H200 reuse the
+    A100's and H100's dies), wafer-scale parts left out. ``kind`` selects ``"microprocessor"`` or ``"accelerator"``.
+
+    >>> p = transistor_points()
+    >>> p[0].year, p[0].transistors
+    (1971.88, 2308.0)
+    >>> max(x.transistors for x in transistor_points("accelerator") if x.name == "B200") / 1e9
+    208.0
+    """
+    if kind is not None:
+        _check.choice("kind", kind, ("microprocessor", "accelerator"))
+    pts = []
+    if kind in (None, "microprocessor"):
+        pts += [TransistorPoint("microprocessor", float(r["year"]), float(r["transistors"]), r["kind"], r["checked"])
+                for r in _data.rows("transistor_counts.csv")]
+    if kind in (None, "accelerator"):
+        seen = set()
+        for a in sorted(hardware.all_accelerators(), key=lambda a: (a.year, "PCIe" in a.name, a.name)):
+            if _data.is_missing(a.transistors) or _data.is_missing(a.year) or a.market != "datacenter":
+                continue
+            wafer = not _data.is_missing(a.die_area_mm2) and a.die_area_mm2 > _WAFER_MM2
+            if wafer or a.transistors in seen:       # a whole wafer, or a variant of a die already counted
+                continue
+            seen.add(a.transistors)
+            pts.append(TransistorPoint(a.name, float(a.year), float(a.transistors), "accelerator", a.checked))
+    return sorted(pts, key=lambda p: (p.year, p.transistors))
+
+
+def fit_doubling_time(year, counts) -> float:
+    """Doubling time (years) of the least-squares line through ``log2(counts)`` against ``year`` (an array of
+    years, one per count).
+
+    >>> round(fit_doubling_time([2000, 2002, 2004], [1, 2, 4]), 6)
+    2.0
+    """
+    y = np.asarray(_years("year", year), dtype=float)
+    c = np.asarray(_check.values("counts", counts, _check.positive), dtype=float)
+    if y.shape != c.shape or y.size < 2:
+        raise ValueError("year and counts must be arrays of the same length, at least two points")
+    if np.ptp(y) == 0:
+        raise ValueError("year must not hold one year only")
+    slope = np.polyfit(y, np.log2(c), 1)[0]
+    if slope <= 0:
+        raise ValueError("counts do not grow with the years: no doubling time")
+    return float(1 / slope)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from . import _check
 
 __all__ = ["Format", "FORMATS", "largest", "smallest_normal", "smallest_subnormal", "epsilon", "to_bf16",
-           "to_fp16", "underflow_fraction"]
+           "to_fp16", "underflow_fraction", "to_fp8_e4m3", "SCALINGS", "scaled_fp8_error"]
 
 
 @dataclass(frozen=True)
@@ -143,3 +143,65 @@ def underflow_fraction(values, dtype) -> float:
         raise ValueError("values must contain at least one non-zero value")
     cast = to_fp16(nz) if key == "fp16" else to_bf16(nz)
     return float(np.mean(cast == 0))
+
+
+def to_fp8_e4m3(x):
+    """Round values to FP8 E4M3 (round to nearest, ties to even; saturating at ±448) and return them as float64.
+
+    E4M3 has 3 mantissa bits and exponent bias 7: normal values 2^−6 … 448, subnormal steps of 2^−9; anything below
+    2^−10 rounds to zero (Micikevicius et al. 2022, "FP8 formats for deep learning", Table 1).
+
+    >>> to_fp8_e4m3([1.0, 1.0625, 1.1, 500.0, 2**-11]).tolist()
+    [1.0, 1.0, 1.125, 448.0, 0.0]
+    """
+    import numpy as np
+
+    a = np.asarray(_check.values("x", x, lambda name, v: _check.number(name, v, allow_negative=True)), dtype=float)
+    mag = np.abs(a)
+    exponent = np.floor(np.log2(np.maximum(mag, 2.0 ** -6)))          # subnormals share the step of 2^−6
+    step = 2.0 ** (exponent - 3)
+    return np.sign(a) * np.minimum(np.round(mag / step) * step, 448.0)
+
+
+SCALINGS = {           # name: (block rows, block columns, power-of-two scale); None = the whole dimension
+    "per-tensor": (None, None, False),     # Transformer Engine's delayed scaling: one scale per tensor
+    "1x128 tiles": (1, 128, False),        # DeepSeek-V3, activations: per token per 128 channels
+    "128x128 blocks": (128, 128, False),   # DeepSeek-V3, weights
+    "MXFP8 (1x32)": (1, 32, True),         # OCP Microscaling: 32 elements share an 8-bit power-of-two scale
+}
+
+
+def scaled_fp8_error(x, scaling="per-tensor"):
+    """Quantise a matrix to FP8 E4M3 with one scale per block and return the fraction of its non-zero values
+    that become zero (underflow), the quantity fine-grained scaling exists to reduce.
+
+    Each block's scale maps its largest magnitude onto E4M3's 448 (``scale = amax / 448``; MXFP8 rounds the scale
+    up to a power of two). ``x``: a 2-D array (rows = tokens, columns = channels) whose dimensions the chosen
+    blocks divide; ``scaling``: a name in :data:`SCALINGS`. Sources: NVIDIA Transformer Engine (per-tensor
+    delayed scaling); DeepSeek-AI (2024), DeepSeek-V3 §3.3.2 (1×128 activation tiles, 128×128 weight blocks);
+    OCP (2023), Microscaling Formats (MX) v1.0 (32-element blocks, E8M0 scale).
+
+    >>> import numpy as np
+    >>> x = np.ones((128, 256)); x[0, 0] = 1e6                        # one outlier
+    >>> [round(scaled_fp8_error(x, s), 4) for s in ("per-tensor", "1x128 tiles")]   # all but one value; one tile
+    [1.0, 0.0039]
+    """
+    import numpy as np
+
+    rows, cols, pow2 = SCALINGS[_check.choice("scaling", scaling, SCALINGS)]
+    a = np.asarray(x, dtype=float)
+    if a.ndim != 2 or a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"x must be a non-empty 2-D array of finite numbers, got shape {a.shape}")
+    r, c = rows or a.shape[0], cols or a.shape[1]
+    if a.shape[0] % r or a.shape[1] % c:
+        raise ValueError(f"x's shape {a.shape} must be divisible by the {scaling} block ({r}×{c})")
+    blocks = a.reshape(a.shape[0] // r, r, a.shape[1] // c, c)
+    amax = np.abs(blocks).max(axis=(1, 3), keepdims=True)
+    scale = np.where(amax > 0, amax / 448.0, 1.0)
+    if pow2:
+        scale = 2.0 ** np.ceil(np.log2(scale))
+    q = to_fp8_e4m3(blocks / scale)
+    nonzero = blocks != 0
+    if not nonzero.any():
+        raise ValueError("x must contain at least one non-zero value")
+    return float(np.mean((q == 0)[nonzero]))

@@ -13,14 +13,17 @@ memory-bound, one above it compute-bound.
 """
 from __future__ import annotations
 
+import math
 
 from . import _check, units
+from . import links as _links
 from .hardware import get
 
 __all__ = [
     "arithmetic_intensity", "matmul_flops", "matmul_bytes", "matmul_intensity", "elementwise_intensity",
     "ridge_point", "attainable", "attainable_flops", "fraction_of_peak", "bound", "matmul_speedup",
     "tiled_matmul", "measure_matmul", "measure_triad",
+    "transformer_matmul_intensity", "tokens_to_compute_bound", "link_ridge_point", "dp_comm_intensity",
 ]
 
 
@@ -174,6 +177,76 @@ def matmul_speedup(accelerator, n, dtype="bf16", to="fp8"):
     """
     before, after = (matmul_intensity(n, n, n, units.bytes_per_element(d)) for d in (dtype, to))
     return attainable_flops(accelerator, after, to) / attainable_flops(accelerator, before, dtype)
+
+
+# --- intensity in tokens, and the communication roofline ---------------------------------------------------------
+
+def transformer_matmul_intensity(tokens, d_in, d_out, dtype="bf16"):
+    """Intensity of a weight matmul Y[B×F] = X[B×D] · W[D×F] over a batch of B tokens:
+    ``I = 2BDF / (b·(BD + DF + BF))`` FLOP/byte, with b bytes per element of ``dtype``.
+
+    ``tokens`` B (the tokens the matmul processes at once, per GPU), ``d_in`` D and ``d_out`` F (the weight's
+    shape); element-wise. As D, F → ∞ the weight bytes dominate and I → 2B/b: in BF16, **I ≈ B** — each weight
+    byte fetched from HBM is used once per token. Source: the roofline of Williams et al. (2009) applied to a
+    transformer layer, as in Austin et al. (2025), "How to Scale Your Model", ch. 1.
+
+    >>> round(transformer_matmul_intensity(256, 8192, 28672), 1)     # 256 tokens through a Llama-70B MLP weight
+    246.1
+    """
+    return matmul_intensity(tokens, d_out, d_in, units.bytes_per_element(dtype))
+
+
+def tokens_to_compute_bound(accelerator, dtype="bf16", d_in=None, d_out=None, sparse=False) -> float:
+    """Tokens B* a weight matmul needs (per GPU) to reach the ridge point R = peak / bandwidth.
+
+    For large weights (``d_in``, ``d_out`` omitted: D, F → ∞) ``B* = R·b/2``; in BF16 the token count equals the
+    ridge point (H100 ≈ 295, "about 300 tokens"). With a finite D×F weight, solving I(B) = R gives
+    ``B* = R·b·D·F / (2DF − R·b·(D + F))``, and ``math.inf`` when 2DF ≤ R·b·(D + F): then no batch makes the
+    matmul compute-bound. Returns tokens (a float, not rounded).
+
+    >>> round(tokens_to_compute_bound("H100", "bf16")), round(tokens_to_compute_bound("H100", "fp8"))
+    (295, 295)
+    >>> round(tokens_to_compute_bound("H100", "bf16", 8192, 28672))
+    310
+    """
+    r = ridge_point(accelerator, dtype, sparse) * units.bytes_per_element(dtype)
+    if (d_in is None) != (d_out is None):
+        raise ValueError("give both d_in and d_out (the weight's shape) or neither (the large-weight limit)")
+    if d_in is None:
+        return r / 2
+    d, f = _check.positive("d_in", d_in), _check.positive("d_out", d_out)
+    denominator = 2 * d * f - r * (d + f)
+    return r * d * f / denominator if denominator > 0 else math.inf
+
+
+def link_ridge_point(accelerator, link, dtype="bf16", sparse=False) -> float:
+    """The communication roofline's ridge: FLOPs a GPU must do per byte it sends over ``link`` (per direction)
+    to stay compute-bound, ``peak / B_link``.
+
+    The same roofline as for memory, with the link in place of HBM: a computation that moves Q bytes over the
+    link while doing F FLOPs hides its communication only if F/Q exceeds this. ``link``: a name in
+    :mod:`chipchain.links` or the record; its per-direction bandwidth is used.
+
+    >>> round(link_ridge_point("H100", "NVLink4")), round(link_ridge_point("H100", "IB-NDR"))
+    (2199, 19788)
+    """
+    acc = get(accelerator)
+    return acc.peak_flops(dtype, sparse=sparse) / _links.get(link).bandwidth_per_direction
+
+
+def dp_comm_intensity(tokens_per_gpu, n_ranks, dtype="bf16"):
+    """FLOPs per byte a GPU sends in data parallelism: ``6·N·T / (2(n−1)/n · N·b) = 3·T·n / ((n−1)·b)``.
+
+    Each step a GPU does 6·N·T FLOPs on its T tokens (6ND) and sends 2(n−1)/n · N·b bytes in the ring
+    all-reduce of N gradients of b bytes; the model size N cancels. ``tokens_per_gpu`` T (> 0), ``n_ranks`` n ≥ 2,
+    ``dtype`` the gradients' format; element-wise. Compare with :func:`link_ridge_point`.
+
+    >>> round(dp_comm_intensity(4096, 1024))
+    6150
+    """
+    t = _check.values("tokens_per_gpu", tokens_per_gpu, _check.positive)
+    n = _check.values("n_ranks", n_ranks, lambda name, v: _check.integer(name, v, minimum=2))
+    return _check.result(3 * t * n / ((n - 1) * units.bytes_per_element(dtype)))
 
 
 # --- data reuse: what a tile buys ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The running example: one training run, from chip to nation, in seven steps.
+"""The running example: one training run, from chip to nation, in nine steps.
 
 A :class:`Walkthrough` holds objects — a :class:`~chipchain.models.Model` (GPT-3 175B by default), a
 :class:`~chipchain.systems.Cluster` (1,024 A100 in DGX A100 nodes) and a :class:`~chipchain.parallel.Plan` — plus
@@ -30,18 +30,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import (_check, activations, calibration, checkpoint, compute, hardware, memory, models, parallel, plans, power,
-               reliability, systems, units)
+from functools import lru_cache
+
+from . import (_check, activations, calibration, checkpoint, compute, hardware, inference, memory, models, parallel,
+               economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
-           "FailureStep", "ElectricityStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS", "cards_needed"]
+           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS",
+           "cards_needed", "shippable_parts"]
 
-#: the seven steps' names, in order
+#: the nine steps' names, in order
 STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
-              5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity"}
+              5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
+              9: "⑨ serving"}
 #: the number of the chapter that derives each step (titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9}
+STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
 
 
 def cards_needed(cards_worth) -> int:
@@ -154,6 +158,87 @@ class ElectricityStep:
     kwh: float
     dollars: float
     gpu_only_kwh: float         #: the GPUs alone at their rated power, no host share, PUE 1
+
+
+@dataclass(frozen=True)
+class ExportStep:
+    """Step ⑧: how each export rule classifies the run's accelerator, and the best part each rule lets through —
+    the catalog part with a node in :mod:`chipchain.systems` that the rule does not control and that has the
+    highest dense peak at the walkthrough's ``dtype`` — with the days the same run takes on as many of them at the
+    same MFU (dicts keyed by rule id)."""
+
+    accelerator: str
+    classifications: dict       #: rule id → :class:`chipchain.policy.Classification`
+    shippable: dict             #: rule id → best uncontrolled part's name (None if none qualifies)
+    shippable_peak: dict        #: rule id → its dense peak, FLOP/s
+    shippable_days: dict        #: rule id → days of computing for the same run, same n_gpus and MFU
+
+
+@dataclass(frozen=True)
+class ServingStep:
+    """Step ⑨: serving the trained model on the run's accelerator (roofline bounds, :mod:`chipchain.serving`):
+    the fewest GPUs that hold the weights and one full-context sequence, the batch their memory holds, tokens per
+    second at batch 1 and at that batch, joules per token at the GPUs' rated power, and dollars per million tokens
+    at the rent per GPU-hour."""
+
+    n_gpus: int                 #: GPUs that hold the weights (a power of two; 90 % of memory usable)
+    n_nodes: int                #: nodes those GPUs fill (rounded up)
+    context: int                #: tokens per sequence (the model's training sequence length)
+    max_batch: int              #: sequences the GPUs' memory holds at that context
+    tokens_per_second_1: float  #: all tokens/s at batch 1
+    tokens_per_second: float    #: all tokens/s at max_batch
+    per_user_tokens_per_second: float   #: each sequence's tokens/s at max_batch
+    gpu_power: float            #: W per GPU (rated)
+    joules_per_token_1: float   #: J per token at batch 1, GPUs at rated power
+    joules_per_token: float     #: J per token at max_batch
+    price_per_gpu_hour: float   #: $ per GPU-hour
+    dollars_per_million_tokens_1: float
+    dollars_per_million_tokens: float
+
+
+def _node_parts() -> list:
+    """Catalog accelerators that have a node in :mod:`chipchain.systems` (so a cluster of them can be built)."""
+    return list(dict.fromkeys(n.accelerator.name for n in systems.all_nodes() if n.accelerator is not None))
+
+
+@lru_cache(maxsize=None)
+def shippable_parts(rule_id, dtype="bf16") -> tuple:
+    """``(name, dense peak FLOP/s)`` of every catalog part with a node that export rule ``rule_id`` does not
+    control, fastest first at ``dtype`` (parts without that peak left out).
+
+    >>> [n for n, _ in shippable_parts("2023-10")][:1], [n for n, _ in shippable_parts("2022-10")][:1]
+    (['H20'], ['H800'])
+    """
+    policy.rule(rule_id)
+    out = []
+    for name in _node_parts():
+        acc = hardware.get(name)
+        if policy.classify(acc, rule_id).controlled is not False:
+            continue
+        try:
+            out.append((acc.name, float(acc.peak_flops(dtype))))
+        except (ValueError, KeyError):
+            continue
+    return tuple(sorted(out, key=lambda x: -x[1]))
+
+
+def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
+    n = serving.gpus_to_hold(acc, m, seq, usable_fraction=usable)
+    top = inference.max_batch(n * acc.require("memory_bytes"), m, seq, usable_fraction=usable)
+    one = serving.decode(acc, m, seq, 1, n_gpus=n)
+    full = serving.decode(acc, m, seq, max(top, 1), n_gpus=n)
+    watts = n * acc.require("tdp")
+    return ServingStep(n, cards_needed(n / gpus_per_node), seq, top, float(one.tokens_per_second),
+                       float(full.tokens_per_second), float(full.per_sequence_tokens_per_second),
+                       float(acc.tdp), float(inference.energy_per_token(watts, one.tokens_per_second)),
+                       float(inference.energy_per_token(watts, full.tokens_per_second)), price,
+                       float(economics.cost_per_million_tokens(price, n, one.tokens_per_second)),
+                       float(economics.cost_per_million_tokens(price, n, full.tokens_per_second)))
+
+
+@lru_cache(maxsize=256)
+def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> ServingStep:
+    return _serving_step(hardware.get(acc_name), models.get(model_name), seq, gpus_per_node, price, usable)
 
 
 @dataclass(frozen=True)
@@ -509,6 +594,58 @@ class Walkthrough:
         return ElectricityStep(p_gpu, float(host_share), float(pue), price, t, facility, energy, energy / kWh,
                                power.electricity_cost(energy, price), gpu_only / kWh)
 
+    # --- ⑦ rent (chipchain.compute; chapter 11's $2 per GPU-hour) -------------------------------------------
+    def gpu_rent(self, price_per_gpu_hour=2.0) -> float:
+        """Dollars of GPU time for the whole run on the wall clock, failures and checkpoints included (step ⑥'s
+        ``wall_seconds``), at ``price_per_gpu_hour`` (DeepSeek-V3's $2 by default).
+
+        >>> round(Walkthrough().gpu_rent() / 1e6, 2)
+        7.68
+        """
+        hours = self.n_gpus * self.step6_failures().wall_seconds / units.HOUR
+        return float(compute.cost(hours, _check.positive("price_per_gpu_hour", price_per_gpu_hour)))
+
+    # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
+    def step8_export(self) -> ExportStep:
+        """The accelerator's classification under every rule in :func:`chipchain.policy.rules`, and for each rule
+        the fastest part it lets through (:func:`shippable_parts`) with the days the same run takes on it — same
+        GPU count, same MFU, the same 6ND (the plan is not re-searched: time depends only on n · peak · MFU).
+
+        >>> e = Walkthrough().step8_export()
+        >>> {r: c.category for r, c in e.classifications.items()}
+        {'2022-10': '3A090', '2023-10': '3A090.a'}
+        >>> e.shippable["2023-10"], round(e.shippable_days["2023-10"])
+        ('H20', 321)
+        """
+        flops = self.step2_compute().flops
+        cls, ship, peak, days = {}, {}, {}, {}
+        for r in policy.rules():
+            cls[r.id] = policy.classify(self.accelerator, r.id)
+            parts = shippable_parts(r.id, self.dtype)
+            ship[r.id] = parts[0][0] if parts else None
+            peak[r.id] = parts[0][1] if parts else float("nan")
+            days[r.id] = (compute.training_time(flops, self.n_gpus, parts[0][1], self.mfu) / DAY if parts
+                          else float("nan"))
+        return ExportStep(self.accelerator.name, cls, ship, peak, days)
+
+    # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------
+    def step9_serving(self, price_per_gpu_hour=2.0, usable_fraction=0.9) -> ServingStep:
+        """Serving the trained model on the run's accelerator in BF16 at its training sequence length: the fewest
+        GPUs (a power of two) whose memory holds the weights and one sequence's KV cache, the batch that memory
+        holds, roofline tokens per second, joules per token at the GPUs' rated power (hosts and cooling left out,
+        as chapter 12 does) and dollars per million tokens at ``price_per_gpu_hour``.
+
+        >>> s = Walkthrough().step9_serving()
+        >>> s.n_gpus, s.n_nodes, s.max_batch, round(s.tokens_per_second), round(s.dollars_per_million_tokens, 2)
+        (8, 1, 27, 721, 6.17)
+        """
+        acc, m = self.accelerator, self.model
+        price = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
+        usable = _check.fraction("usable_fraction", usable_fraction)
+        if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
+            return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
+        return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)
+
     # --- the whole ledger (chapter 13) --------------------------------------------------------------------------
     def ledger_rows(self) -> list:
         """Every step's headline numbers as :class:`LedgerRow` records, computed by the step methods, each with the
@@ -573,6 +710,30 @@ class Walkthrough:
         add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
         add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
             units.fmt_dollars(round(s7.dollars, -3)), "bill")
+        rent = self.gpu_rent()
+        add(7, "GPU rent at $2/GPU-hour, wall clock with failures", rent, units.fmt_dollars(rent), "rent")
+        add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
+        s8 = self.step8_export()
+        for rid, c in s8.classifications.items():
+            add(8, f"{s8.accelerator} under the {rid} rule", float(bool(c.controlled)), c.category, f"export_{rid}")
+        for rid, part in s8.shippable.items():
+            if part is not None:
+                add(8, f"same run on the fastest part the {rid} rule lets through", s8.shippable_days[rid] * DAY,
+                    f"{part}: {units.fmt_duration(s8.shippable_days[rid] * DAY)}", f"shippable_{rid}")
+        try:
+            s9 = self.step9_serving()
+        except ValueError as err:                  # the model does not fit in the largest group of GPUs
+            rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", float("nan"), str(err), STEP_CHAPTERS[9],
+                                  "no_serving"))
+        else:
+            add(9, "GPUs that hold the model for serving", s9.n_gpus,
+                f"{s9.n_gpus} ({s9.n_nodes} node{'s' if s9.n_nodes > 1 else ''})", "serve_gpus")
+            add(9, f"decode throughput at batch {s9.max_batch} (memory-bound ceiling)", s9.tokens_per_second,
+                f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
+            add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
+                "serve_j")
+            add(9, "cost per million tokens at $2/GPU-hour", s9.dollars_per_million_tokens,
+                f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
         rows.sort(key=lambda r: r.step)
         return rows
 

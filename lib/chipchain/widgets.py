@@ -30,10 +30,10 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from . import _check
+from . import _check, plotting, tables
 
 __all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "table", "message", "static_mode",
-           "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict"]
+           "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict", "FORM_CSS", "STYLE"]
 
 #: the most views one explorable may precompute for the static site
 MAX_STATIC_VIEWS = 400
@@ -88,12 +88,13 @@ class Slider:
     def summary(self) -> str:
         return f"{self.description}: {self.labels[0]} … {self.labels[-1]} ({len(self.values)} positions)"
 
-    def build(self):
+    def build(self, label_em: float | None = None, readout_em: float | None = None):
         import ipywidgets as W
 
-        return W.SelectionSlider(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
-                                 description=self.description, continuous_update=True,
-                                 style={"description_width": "initial"}, layout=W.Layout(width="min(100%, 34em)"))
+        w = W.SelectionSlider(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
+                              description=self.description, continuous_update=True,
+                              style={"description_width": _em(label_em)}, layout=W.Layout(width="100%"))
+        return _classed(w, readout_em)
 
 
 @dataclass
@@ -129,11 +130,13 @@ class Choice:
     def summary(self) -> str:
         return f"{self.description}: {len(self.values)} options"
 
-    def build(self):
+    def build(self, label_em: float | None = None, readout_em: float | None = None):
         import ipywidgets as W
 
-        return W.Dropdown(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
-                          description=self.description, style={"description_width": "initial"})
+        w = W.Dropdown(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
+                       description=self.description, style={"description_width": _em(label_em)},
+                       layout=W.Layout(width="100%"))
+        return _classed(w, None)
 
 
 @dataclass
@@ -159,12 +162,73 @@ class Toggle:
     def summary(self) -> str:
         return f"{self.description}: {self.labels[0]}/{self.labels[1]}"
 
-    def build(self):
+    def build(self, label_em: float | None = None, readout_em: float | None = None):
         import ipywidgets as W
 
-        return W.ToggleButtons(options=list(zip(self.labels, (0, 1))), index=self.index,
-                               description=self.description, style={"description_width": "initial",
-                                                                     "button_width": "5em"})
+        w = W.ToggleButtons(options=list(zip(self.labels, (0, 1))), index=self.index,
+                            description=self.description, layout=W.Layout(width="100%"),
+                            style={"description_width": _em(label_em), "button_width": "auto"})
+        return _classed(w, None)
+
+
+# --- the form: one label column per explorable, readouts beside their slider ----------------------------------
+#: width buckets (em) for a form's label column and for its sliders' readouts
+_LABEL_EM = (6, 8, 10, 12, 14, 16)
+_READOUT_EM = (3, 4, 5, 6, 7, 8, 10, 12, 14, 16)
+
+#: the form's style (also in book/site.css): labels in one column that wraps, never truncates; tracks start at one
+#: x; readouts on the slider's line, one width per form; toggle buttons sized to their text; on a phone (≤ 560 px)
+#: each label takes its own line and the track and readout share the next.
+FORM_CSS = (
+    ".cc-form{max-width:100%;gap:.15em}"
+    ".cc-form .widget-html-content{line-height:1.5}"
+    ".cc-form .widget-box:not(.widget-hbox){flex-direction:column}"
+    ".cc-form .widget-box>.widget-html,.cc-form .widget-box>.widget-box{width:auto;align-self:stretch;min-width:0}"
+    ".cc-form .cc-ctl{display:flex;width:100%;max-width:100%;height:auto!important;"
+    "min-height:var(--jp-widgets-inline-height,28px);align-items:center;margin:.2em 0;overflow:visible}"
+    ".cc-form .cc-ctl>.widget-label{white-space:normal;overflow:visible;text-overflow:clip;line-height:1.25;"
+    "height:auto!important;text-align:right;flex:0 0 auto;align-self:center;padding:.15em 0;margin:0 .8em 0 0}"
+    ".cc-form .cc-ctl .slider-container{flex:1 1 6em;min-width:5em}"
+    ".cc-form .cc-ctl .widget-readout{flex:0 0 auto;max-width:none;overflow:visible;text-overflow:clip;"
+    "white-space:nowrap;text-align:left;margin-left:.9em}"
+    + "".join(f".cc-form .cc-ro-{n} .widget-readout{{min-width:{n}em}}" for n in _READOUT_EM)
+    + ".cc-form .cc-ctl.widget-dropdown>select{flex:1 1 auto;min-width:0;max-width:100%;height:auto;"
+    "min-height:var(--jp-widgets-inline-height,28px)}"
+    ".cc-form .cc-ctl.widget-toggle-buttons>div{flex:1 1 auto;min-width:0;display:flex;flex-wrap:wrap}"
+    ".cc-form .cc-ctl .widget-toggle-button{width:auto;min-width:3em;padding:0 .8em;overflow:visible;"
+    "text-overflow:clip;white-space:nowrap;margin:.1em .3em .1em 0}"
+    "@media (max-width:560px){"
+    ".cc-form .cc-ctl{flex-wrap:wrap;row-gap:0}"
+    ".cc-form .cc-ctl>.widget-label{flex:0 0 100%;width:100%!important;max-width:100%;text-align:left;"
+    "margin:0;padding:0}"
+    ".cc-form .cc-ctl .slider-container{margin-left:.5em}"
+    ".cc-form .cc-ctl .widget-readout{margin-left:.7em}}"
+)
+#: the style of tables, charts and forms as one ``<style>`` element (each explorable's header carries it)
+STYLE = f"<style>{tables.TABLE_CSS}{plotting.CHART_CSS}{FORM_CSS}</style>"
+
+
+def _bucket(value: float, buckets) -> float:
+    return next((b for b in buckets if b >= value), buckets[-1])
+
+
+def _em(width) -> str:
+    return "initial" if width is None else f"{width:g}em"
+
+
+def _classed(widget, readout_em):
+    widget.add_class("cc-ctl")
+    if readout_em is not None:
+        widget.add_class(f"cc-ro-{readout_em:g}")
+    return widget
+
+
+def _form_widths(controls) -> tuple[float, float]:
+    """(label column, readout) widths in em for one form: the longest description (wrapping past 16 em) and the
+    longest slider position label, rounded up to a bucket so forms look alike."""
+    label = max(0.55 * len(c.description) + 0.6 for c in controls)
+    readouts = [0.62 * len(l) + 0.4 for c in controls if isinstance(c, Slider) for l in c.labels]
+    return _bucket(label, _LABEL_EM), _bucket(max(readouts, default=3), _READOUT_EM)
 
 
 def message(text: str) -> str:
@@ -173,25 +237,32 @@ def message(text: str) -> str:
             f'background:#fff4ec">{_html.escape(str(text))}</div>')
 
 
-def table(df, caption: str | None = None, float_format: str = "{:,.3g}") -> str:
-    """A pandas DataFrame as a compact HTML table (numbers formatted with ``float_format``)."""
-    formatters = {c: (lambda v, f=float_format: f.format(v) if isinstance(v, float) else str(v))
-                  for c in df.columns}
-    out = df.to_html(formatters=formatters, border=0, classes="cc-table", escape=True)
-    if caption:
-        out = out.replace('<table', f'<table aria-label="{_html.escape(caption)}"', 1)
-        out = out.replace(">", f"><caption>{_html.escape(caption)}</caption>", 1) if "<caption" not in out else out
-    return out
+def table(df, caption: str | None = None, float_format: str = "{:,.3g}", *, columns=None, notes=()) -> str:
+    """A pandas DataFrame as the book's HTML table (:func:`chipchain.tables.show`; its ``.html``).
+
+    ``float_format`` ``"{:,.Ng}"`` sets N significant digits; any other format string is applied to float columns.
+    """
+    found = re.fullmatch(r"\{:,?\.(\d+)g\}", str(float_format))
+    if found or columns is not None:
+        precision = int(found.group(1)) if found else 3
+        return tables.show(df, columns=columns, caption=caption, notes=notes, precision=precision).html
+    t = tables.show(df, caption=caption, notes=notes)
+    frame = t.df.reset_index() if t.row_header else t.df
+    spec = {c: tables.Col(h, fmt=float_format if frame[c].dtype.kind == "f" else None)
+            for c, h in zip(frame.columns, t.headers)}
+    return tables.show(df, columns=spec, caption=caption, notes=notes).html
 
 
 def _svg_label(match) -> str:
     found = re.search(r'aria-label="([^"]*)"', match.group(0))
-    return f"[chart: {found.group(1)}]" if found else "[chart]"
+    return f"\n[chart: {found.group(1)}]\n" if found else "\n[chart]\n"
 
 
 def _plain(html_text: str) -> str:
     """Readable text of an HTML fragment, for the deterministic text repr that nbval compares."""
-    text = re.sub(r"<svg.*?</svg>", _svg_label, html_text, flags=re.S)
+    text = re.sub(r"<style.*?</style>", "", html_text, flags=re.S)
+    text = re.sub(r'<figure class="cc-chart".*?</figure>', _svg_label, text, flags=re.S)   # legend and title too
+    text = re.sub(r"<svg.*?</svg>", _svg_label, text, flags=re.S)
     text = re.sub(r"<(br|/p|/div|/tr|/li|/h\d|/caption)[^>]*>", "\n", text)
     text = re.sub(r"</t[dh]>", " | ", text)
     text = re.sub(r"<[^>]+>", "", text)
@@ -258,14 +329,28 @@ class Explorable:
 
     # --- widgets ---------------------------------------------------------------------------------------------
     def _header(self):
+        """The title, and the style of tables, charts and the form (so they also hold outside the book's site)."""
         import ipywidgets as W
 
-        return W.HTML(f"<strong>{_html.escape(self.title)}</strong>") if self.title else None
+        title = (f'<strong class="cc-form-title" style="display:block;line-height:1.35;margin:.2em 0 .4em">'
+                 f'{_html.escape(self.title)}</strong>') if self.title else ""
+        return W.HTML(STYLE + title)
+
+    def _controls(self):
+        label_em, readout_em = _form_widths(self.controls)
+        return [c.build(label_em, readout_em) for c in self.controls]
+
+    def _box(self, parts):
+        import ipywidgets as W
+
+        box = W.VBox(parts, layout=W.Layout(max_width="100%", width="100%"))
+        box.add_class("cc-form")
+        return box
 
     def _live(self):
         import ipywidgets as W
 
-        controls = [c.build() for c in self.controls]
+        controls = self._controls()
         out = W.HTML(self.render_current())
 
         def update(_change=None):
@@ -273,8 +358,7 @@ class Explorable:
 
         for w in controls:
             w.observe(update, names="index")
-        parts = [p for p in (self._header(), *controls, out) if p is not None]
-        return W.VBox(parts, layout=W.Layout(max_width="100%"))
+        return self._box([self._header(), *controls, out])
 
     def _static(self):
         import ipywidgets as W
@@ -282,7 +366,7 @@ class Explorable:
         if self.n_views > MAX_STATIC_VIEWS:
             raise ValueError(f"explorable {self.title!r} has {self.n_views} views; the static site allows at most "
                              f"{MAX_STATIC_VIEWS} (use fewer slider positions)")
-        controls = [c.build() for c in self.controls]
+        controls = self._controls()
         levels = [[] for _ in self.controls]
 
         def build(depth, prefix):
@@ -296,8 +380,7 @@ class Explorable:
         root = build(0, [])
         self.links = [W.jslink((w, "index"), (s, "selected_index"))
                       for w, stacks in zip(controls, levels) for s in stacks]
-        parts = [p for p in (self._header(), *controls, root) if p is not None]
-        return W.VBox(parts, layout=W.Layout(max_width="100%"))
+        return self._box([self._header(), *controls, root])
 
     def widget(self):
         """The ipywidgets tree (built once)."""

@@ -247,3 +247,101 @@ def test_site_size_report():
     assert gz < HEAVIEST_PAGE_GZIP_BUDGET, f"{heaviest} is {gz / 1e3:.0f} kB compressed"
     assert pages[heaviest] < HEAVIEST_PAGE_BUDGET, f"{heaviest} is {pages[heaviest] / 1e6:.1f} MB"
     assert book_total < 50e6, f"the book (without JupyterLite) is {book_total / 1e6:.0f} MB"
+
+
+# --- what a reader sees (issue 14): legible charts, nothing cut off, no bookkeeping or Python reprs ---------------
+CHART_TEXT_MIN_PX = {"desktop": 12.0, "phone": 11.0}
+#: patterns of Python output a reader should never see in a rendered cell output
+REPR_PATTERNS = {
+    "NaN": r"\bNaN\b",
+    "None": r"\bNone\b",
+    "Ellipsis": r"\bEllipsis\b",
+    "record repr": r"\b[A-Z]\w*\((?:[a-z_]\w*=)",                          # FailureStep(per_gpu_rate=…
+    "dict repr": r"\{\s*(?:-?\d[\d.e+-]*|'[^']*'|\"[^\"]*\")\s*:\s",        # {0.3: 0.3, …} / {'a': …
+    "tuple output": r"(?m)^\s*\(\s*-?[\w.'\"+-]+,\s*-?[\w.'\"+-]+[^\n]*\)\s*$",  # (1, 2) printed as output
+    "list output": r"(?m)^\s*\[\s*-?[\d.e+-]+,\s*-?[\d.e+-]+[^\n]*\]\s*$",
+    "object repr": r"<[\w.]+ (?:object at 0x|size \d+x\d+ with \d+ Axes>)|<Figure size",
+}
+#: ancestors that scroll a wide table sideways on purpose (a cell in one may be wider than the screen)
+SCROLL_WRAPPERS = ".cc-table-wrap, .pst-scrollable-table-container, .table-wrapper"
+
+READER_JS = r"""([minPx, wrappers]) => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const visible = e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0;
+  const where = e => { const box = e.closest('.widget-subarea, table, figure'); return box ? box.className || box.tagName : ''; };
+  // 1. text inside explorable charts: computed size × the SVG's scale on screen
+  const small = [];
+  let smallest = null;
+  for (const t of article.querySelectorAll('.widget-subarea svg text')) {
+    if (!visible(t) || !t.textContent.trim()) continue;
+    const m = t.getScreenCTM();
+    if (!m) continue;
+    const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+    if (smallest === null || px < smallest) smallest = px;
+    if (px < minPx - 0.05) small.push(`${px.toFixed(1)} px "${t.textContent.trim().slice(0, 30)}"`);
+  }
+  for (const t of article.querySelectorAll('.widget-subarea .cc-legend li, .widget-subarea figure figcaption')) {
+    if (!visible(t)) continue;
+    const px = parseFloat(getComputedStyle(t).fontSize);
+    if (px < minPx - 0.05) small.push(`${px.toFixed(1)} px legend "${t.textContent.trim().slice(0, 30)}"`);
+  }
+  // 2. text cut off in its own box: table cells, control labels, readouts, toggle buttons
+  const cut = [];
+  const sel = 'td, th, caption, .widget-label, .widget-readout, .widget-toggle-button, .cc-legend li';
+  for (const e of article.querySelectorAll(sel)) {
+    if (!visible(e) || !e.textContent.trim() || e.closest(wrappers)) continue;
+    const text = e.textContent.trim(), name = `${e.tagName.toLowerCase()}.${(e.className || '').toString().split(' ').pop()}`;
+    if (e.scrollWidth > e.clientWidth + 1 && e.clientWidth > 0)
+      cut.push(`${name} "${text.slice(0, 40)}" (${e.scrollWidth} > ${e.clientWidth} px)`);
+    else if (/\S(\.\.\.|…)$/.test(text) && /^t[dh]$/i.test(e.tagName))     // pandas' max_colwidth cut
+      cut.push(`${name} "…${text.slice(-40)}" (truncated text)`);
+  }
+  // 3. rendered outputs (cells and explorables), and 4. the page's text
+  const outputs = [...article.querySelectorAll('.cell_output')].filter(visible).map(e => e.innerText);
+  return {smallest, small, cut, outputs, text: article.innerText};
+}"""
+
+
+def _reader_findings(page, label):
+    if page.query_selector('script[type="application/vnd.jupyter.widget-view+json"]'):
+        try:
+            page.wait_for_selector(".widget-subarea > .widget-vbox", timeout=20_000)
+            page.wait_for_timeout(300)
+        except Exception:
+            pass
+    r = page.evaluate(READER_JS, [CHART_TEXT_MIN_PX[label], SCROLL_WRAPPERS])
+    found = {}
+    if r["small"]:
+        found[f"chart text < {CHART_TEXT_MIN_PX[label]:g} px at {label}"] = r["small"]
+    if r["cut"]:
+        found[f"text cut off at {label}"] = r["cut"]
+    if label == "desktop":
+        for name, pattern in REPR_PATTERNS.items():
+            hits = [m.group(0)[:60] for out in r["outputs"] for m in re.finditer(pattern, out)]
+            if hits:
+                found[f"{name} in outputs"] = hits
+        glue = re.findall(r"[^\n]{0,30}\bglue\([^\n]{0,30}", r["text"])
+        if glue:
+            found["glue( visible"] = glue
+    return found, r["smallest"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_what_the_reader_sees(browser, site_url, path):
+    """Issue 14 at 1280 and 390 px: text in every explorable chart ≥ 12 px (desktop) / ≥ 11 px (phone); no table
+    cell, control label, readout or button whose text is cut off (unless inside a table's horizontal-scroll
+    wrapper); no NaN, None, Ellipsis or Python repr (record, dict, tuple, list, object) in any rendered output; no
+    ``glue(`` anywhere on the page."""
+    findings, smallest = {}, {}
+    for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page, _ = open_page(browser, f"{site_url}/{path}", viewport)
+        try:
+            found, smallest[label] = _reader_findings(page, label)
+            findings.update(found)
+        finally:
+            page.close()
+    REPORTS.mkdir(parents=True, exist_ok=True)
+    name = path.replace("/", "_").removesuffix(".html")
+    (REPORTS / f"reader-{name}.json").write_text(json.dumps({"smallest_chart_text_px": smallest,
+                                                             "findings": findings}, indent=1, ensure_ascii=False))
+    assert not findings, f"{path}: " + "; ".join(f"{k}: {len(v)} (e.g. {v[:3]})" for k, v in findings.items())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._lazy import np
 
 from .. import _check, attention, attention_io, models, plotting, units, widgets
+from . import _layout
 
 __all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory",
            "traffic_explorer"]
@@ -151,19 +152,21 @@ def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
                {"x": _EX_NS, "y": th_s, "label": "N·d + N² (Theorem 2)", "dash": True, "color": plotting.color(0)},
                {"x": _EX_NS, "y": th_f, "label": "N²d²/M (Theorem 2)", "dash": True, "color": plotting.color(1)}],
         points=[{"x": n, "y": std[i], "color": plotting.color(0)}, {"x": n, "y": fl[i], "color": plotting.color(1)}],
-        xlog=True, ylog=True, xlabel="sequence length N", ylabel="HBM traffic per head (bytes, BF16)",
+        vlines=[{"x": n, "label": f"N = {n:,}"}], xticks=[(x, f"{x:,}" if x < 1024 else f"{x // 1024}K") for x in _EX_NS[::2]],
+        xlog=True, ylog=True, xlabel="sequence length N (tokens)", ylabel="HBM traffic per head (bytes, BF16)",
         alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {_sram_label(sram_bytes)}: "
             f"at N = {n}, standard attention moves {units.fmt_bytes(std[i])}, FlashAttention "
             f"{units.fmt_bytes(fl[i])}")
     regime = ("inside Theorem 2's range d ≤ M ≤ N·d" if d <= m <= n * d else
               "outside Theorem 2's range: the SRAM holds all of K and V (M > N·d), so both read them about once")
     scores = attention_io.score_matrix_bytes(n, 1, 1, bytes_per_element)
-    return (f"<p>N = {n:,}, d = {d}, SRAM M = {m:,} two-byte (BF16) elements ({regime}); "
-            f"tiles B_r = {br}, B_c = {bc}.<br>"
-            f"Standard attention moves <strong>{units.fmt_bytes(std[i])}</strong> per head, FlashAttention "
-            f"<strong>{units.fmt_bytes(fl[i])}</strong>: {std[i] / fl[i]:.1f}× less. "
-            f"Score matrix per head: {units.fmt_bytes(scores)} (standard) vs "
-            f"none kept (FlashAttention keeps one {br}×{bc} tile).</p>" + chart)
+    cards = _layout.headline([
+        ("standard attention moves", str(units.fmt_bytes(std[i])), f"per head at N = {n:,}"),
+        ("FlashAttention moves", str(units.fmt_bytes(fl[i])), f"tiles {br} × {bc}"),
+        ("less traffic", f"{std[i] / fl[i]:.1f}×", f"score matrix {units.fmt_bytes(scores)} never stored")])
+    return (cards + chart + _layout.para(f"d = {d}, SRAM M = {m:,} two-byte (BF16) elements: {regime}. "
+                                         "Counted by walking the algorithms' loops (no attention is run); one head.",
+                                         small=True))
 
 
 @widgets.explorer
@@ -171,8 +174,8 @@ def traffic_explorer():
     """Explorable: counted HBM traffic of standard attention and FlashAttention against N, head dimension and
     SRAM size (BF16 elements, one head), with Theorem 2's orders (Dao et al. 2022)."""
     return widgets.explore(_traffic_view, [
-        widgets.Slider("n", "sequence length N", list(_EX_NS), value=2048, fmt=lambda x: f"{x:,}"),
-        widgets.Slider("d", "head dimension d", [32, 64, 128, 256], value=64),
+        widgets.Slider("n", "Sequence length N", list(_EX_NS), value=4096, fmt=lambda x: f"{x:,}"),
+        widgets.Slider("d", "Head dimension d", [32, 64, 128, 256], value=64),
         widgets.Choice("sram_bytes", "SRAM per SM", _sram_choices(), value=attention_io.sram_per_sm("A100")),
     ], title="HBM traffic of attention: standard vs FlashAttention")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 
 from .. import _data, calibration, plotting, units, widgets
+from . import _layout
 
 __all__ = ["runs_table", "mfu_table", "step_table", "hours_table", "error_table", "conflicts", "conflicts_table",
            "plot_step_scatter", "plot_hours_scatter", "step_explorer", "BANDS"]
@@ -200,22 +201,25 @@ def step_explorer():
     def render(name, leave_one_out):
         e = errs[leave_one_out][name]
         p, r = e.prediction, calibration.get(name)
+        sec = lambda v: f"{v:,.2f} s"                                            # noqa: E731
         bar = plotting.svg_bars([("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble),
                                  ("exposed communication", p.exposed_comm)], capacity=e.measured,
-                                capacity_label="measured", unit_format=lambda v: f"{v:,.2f} s",
+                                capacity_label="measured", unit_format=sec, xlabel="time per step (s)",
                                 alt=f"Predicted step of {r.run}: {p.seconds:.2f} s against {e.measured:.2f} s measured")
-        stated = f"; the paper states MFU {_pct(r.reported_mfu)}" if r.reported_mfu else ""
-        return (f"<p><b>{r.run}</b> — {_plan(e)}, {r.n_gpus:,} × {r.accelerator.name}</p>{bar}"
-                f"<p>predicted {p.seconds:,.2f} s (compute {p.compute:,.2f}, recomputation {p.recompute:,.2f}, "
-                f"bubble {p.bubble:,.2f}, exposed communication {p.exposed_comm:,.2f}) against {e.measured:,.2f} s "
-                f"measured: error {e.error:+.1%}. Predicted MFU {_pct(p.mfu)}, HFU {_pct(p.hfu)}{stated}.</p>"
-                f"<p>η = {p.efficiency:.3f}, fitted on {len(e.fitted_on)} "
-                f"{'other ' if leave_one_out else ''}rows of the {r.accelerator.name}. Source: {r.source} "
-                f"({r.location}); tier {r.tier}.</p>").replace("%", " %").replace("  %", " %")
+        stated = f"the paper states {_pct(r.reported_mfu)}" if r.reported_mfu else "not stated in the paper"
+        cards = _layout.headline([
+            ("predicted step", sec(p.seconds), f"measured {sec(e.measured)}"),
+            ("error", f"{e.error:+.1%}".replace("%", " %"), "predicted against measured"),
+            ("predicted MFU", _pct(p.mfu), f"HFU {_pct(p.hfu)}; {stated}")])
+        head = _layout.para(f"{r.run} — {_plan(e)}, {r.n_gpus:,} × {r.accelerator.name}")
+        tail = _layout.para(f"η = {p.efficiency:.3f}, fitted on {len(e.fitted_on)} "
+                            f"{'other ' if leave_one_out else ''}rows of the {r.accelerator.name}. Source: {r.source} "
+                            f"({r.location}); tier {r.tier}.", small=True)
+        return head + cards + bar + tail
 
     names = list(errs[True])
     return widgets.explore(render, [
-        widgets.Choice("name", "configuration", {calibration.get(n).run: n for n in names}, value="kort-175b-sel"),
-        widgets.Choice("leave_one_out", "efficiency fitted on", {"the other rows": True, "all rows": False},
+        widgets.Choice("name", "Configuration", {calibration.get(n).run: n for n in names}, value="kort-175b-sel"),
+        widgets.Choice("leave_one_out", "Efficiency fitted on", {"the other rows": True, "all rows": False},
                        value=True),
     ], title="One published configuration, predicted and measured")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 
 from .. import _check, hardware, numerics, plotting, roofline, units, widgets
+from . import _layout
 from ..hardware import Accelerator
 
 __all__ = ["spec_sheet", "format_table", "plot_roofline", "roofline_view", "roofline_explorer", "precision_view",
@@ -103,22 +104,40 @@ def plot_roofline(accelerators=("A100", "H100"), dtype="bf16", operators=None, a
         raise ValueError("accelerators must name at least one accelerator")
     ax = plotting.axes(ax)
     x = np.logspace(np.log10(lo), np.log10(hi), 200)
+    ridges = []
     for i, acc in enumerate(accs):
         peak, bw = acc.peak_flops(dtype, sparse=sparse), acc.require("memory_bandwidth")
         color = plotting.color(i)
         ax.loglog(x, _tera(roofline.attainable_flops(acc, x, dtype, sparse)), color=color, lw=2,
                   label=f"{acc.name} ({_tera(peak):,.0f} TFLOP/s, {bw / units.TB:.2f} TB/s)")
         ridge = roofline.ridge_point(acc, dtype, sparse)
+        ridges.append((ridge, color))
+    bottom = _tera(roofline.attainable_flops(accs[-1], lo, dtype, sparse))
+    for k, (ridge, color) in enumerate(sorted(ridges)):
         ax.axvline(ridge, color=color, ls=":", lw=1)
-        ax.annotate(f"ridge {ridge:.0f}", (ridge, _tera(peak)), textcoords="offset points", xytext=(4, -12),
-                    fontsize=8, color=color)
-    for label, intensity in (operators or {}).items():
+        # ridge labels run up their own line near the floor, the lower ridge to its left, the higher to its right
+        left = k == 0 and len(ridges) > 1
+        ax.annotate(f"ridge {ridge:.0f}", (ridge, bottom), textcoords="offset points",
+                    xytext=(-3 if left else 3, 2), rotation=90, ha="right" if left else "left", va="bottom",
+                    fontsize=9, color=color)
+    # operators right of the slope are labelled in the empty region under the roofs beyond the last ridge, with
+    # leader lines that do not cross (the lower intensity gets the lower label)
+    placed = sorted((operators or {}).items(), key=lambda kv: kv[1])
+    right = [kv for kv in placed if kv[1] >= 1]
+    x_text = max(r for r, _ in ridges) * 2.2
+    for label, intensity in placed:
         y = _tera(roofline.attainable_flops(accs[0], intensity, dtype, sparse))
-        ax.plot([intensity], [y], "o", color="black", ms=5)
-        ax.annotate(label, (intensity, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+        ax.plot([intensity], [y], "o", color="black", ms=5, zorder=4)
+        if intensity < 1:          # far left: room right of the point, under the slope
+            ax.annotate(label, (intensity, y), textcoords="offset points", xytext=(8, -14), fontsize=9)
+            continue
+        k = right.index((label, intensity))
+        ax.annotate(label, (intensity, y), xytext=(x_text, y / 6 ** (len(right) - k)), ha="left", va="center",
+                    fontsize=9, arrowprops={"arrowstyle": "-", "color": "#555", "lw": 0.8, "shrinkB": 4,
+                                            "shrinkA": 2})
     ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
     ax.set_ylabel(f"attainable {dtype.upper()} TFLOP/s (dense, log scale)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=9)
     return ax
 
 
@@ -133,7 +152,7 @@ def roofline_view(accelerator, dtype, n) -> str:
     bpe = units.bytes_per_element(dtype)
     gemm_i = roofline.matmul_intensity(n, n, n, bpe)
     ew_i = roofline.elementwise_intensity(bytes_per_element=bpe)
-    xs = np.array([10 ** (e / 4) for e in range(-8, 17)])
+    xs = np.array(sorted([10 ** (e / 4) for e in range(-8, 17)] + [ridge]))     # the corner itself, drawn sharp
     verdict = roofline.bound(acc, gemm_i, dtype)
     chart = plotting.svg_chart(
         lines=[{"x": list(xs), "y": list(_tera(roofline.attainable_flops(acc, xs, dtype))),
@@ -143,14 +162,17 @@ def roofline_view(accelerator, dtype, n) -> str:
                 {"x": ew_i, "y": _tera(roofline.attainable_flops(acc, ew_i, dtype)), "label": "element-wise add",
                  "color": "#009E73"}],
         vlines=[{"x": ridge, "label": f"ridge {ridge:.0f}"}], xlog=True, ylog=True, xlim=(0.01, 1e4),
-        ylim=(1e-3, 1e4), xlabel="arithmetic intensity (FLOP/byte)", ylabel="attainable TFLOP/s",
+        ylim=(1e-3, 1e4), xlabel="arithmetic intensity (FLOP/byte)", ylabel="attainable TFLOP/s", legend="none",
         alt=(f"Roofline of the {acc.name} at {dtype.upper()}: a {n}-sized matmul at {gemm_i:.0f} FLOP/byte is "
              f"{verdict}; the ridge point is {ridge:.0f} FLOP/byte."))
     got = roofline.attainable_flops(acc, gemm_i, dtype)
-    return (f"<p>Matmul n = {n}: intensity <b>{gemm_i:,.1f}</b> FLOP/byte vs ridge <b>{ridge:,.0f}</b> → "
-            f"<b>{verdict}</b>, attainable {units.fmt_rate(got)} = {got / peak:.0%} of the "
-            f"{units.fmt_rate(peak)} dense peak. Element-wise add: "
-            f"{roofline.fraction_of_peak(acc, ew_i, dtype):.2%} of peak.</p>" + chart)
+    side = "below" if gemm_i < ridge else "above"
+    head = _layout.verdict(
+        f"Matmul n = {n:,}: {gemm_i:,.1f} FLOP/byte, {side} the ridge at {ridge:,.0f} → {verdict}: "
+        f"{units.fmt_rate(got)}, {units.fmt_percent(got / peak)} of the {units.fmt_rate(peak)} dense peak.", None)
+    tail = _layout.para(f"An element-wise add reaches {roofline.fraction_of_peak(acc, ew_i, dtype):.2%} of peak "
+                        f"({ew_i:.3f} FLOP/byte).".replace("%", " %"), small=True)
+    return head + chart + tail
 
 
 @widgets.explorer
@@ -161,7 +183,8 @@ def roofline_explorer():
         [widgets.Choice("accelerator", "Accelerator", {hardware.get(n).name: n for n in EXPLORER_ACCELERATORS},
                         value="H100-SXM"),
          widgets.Choice("dtype", "Precision", _EXPLORER_DTYPES, value="bf16"),
-         widgets.Slider("n", "Matrix size n", [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], value=256)],
+         widgets.Slider("n", "Matrix size n", [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], value=256,
+                        fmt=lambda v: f"{v:,}")],
         title="Roofline explorer: where does a matmul of size n sit?")
 
 
@@ -174,19 +197,24 @@ def _label(dtype: str, acc: Accelerator) -> str:
 
 
 def precision_view(accelerator, sparse) -> str:
-    """HTML bars of ``accelerator``'s peak at every precision it has (dense, or with 2:4 sparsity)."""
+    """HTML bars of ``accelerator``'s peak at every precision it has (dense, or with 2:4 sparsity), on one linear
+    scale from zero, coloured by the unit that reaches each peak (vector units or Tensor Cores/matrix engines)."""
     acc, asked = hardware.get(accelerator), bool(sparse)
     sparse = asked and bool(acc.sparse_factor)   # no published 2:4 figure: the dense bars, and a note saying so
     rows = [(d, acc.peak_flops(d, sparse=sparse and d in hardware.SPARSE_DTYPES)) for d in acc.precisions()]
-    top = max(v for _, v in rows)
-    bars = "".join(
-        f'<div style="display:flex;align-items:center;gap:.5em;margin:2px 0"><span style="width:11em">{_label(d, acc)}'
-        f'</span><span role="img" aria-label="{d} {_tera(v):,.0f} TFLOPS" style="display:inline-block;height:1em;'
-        f'width:{max(v / top, 0.003) * 70:.2f}%;background:#0072B2"></span><span>{_tera(v):,.1f} '
-        f'{"TOPS" if d == "int8" else "TFLOP/s"}</span></div>' for d, v in rows)
+    matrix = "Tensor Cores" if acc.vendor == "NVIDIA" else "matrix engines"
+    colours = {"vector": plotting.color(0), "tensor": plotting.color(1)}
+    bars = [(_label(d, acc), _tera(v), colours["tensor" if hardware.UNIT[d] == "tensor" else "vector"])
+            for d, v in rows]
+    used = list(dict.fromkeys(hardware.UNIT[d] if hardware.UNIT[d] == "tensor" else "vector" for d, _ in rows))
     note = ("with 2:4 structured sparsity (Tensor Core formats only; FP64 and FP32 have none)" if sparse else
             "dense (no structured-sparsity figure is published for this part)" if asked and not sparse else "dense")
-    return f"<p>{html.escape(acc.name)}, {note}:</p>{bars}"
+    chart = plotting.svg_hbars(
+        bars, xlabel="peak TFLOP/s (TOPS for INT8)",
+        unit_format=lambda v: f"{v:,.1f}" if v < 100 else f"{v:,.0f}",
+        legend=[("vector units" if u == "vector" else matrix, colours[u]) for u in used],
+        alt=f"{acc.name} peaks, {note}: " + "; ".join(f"{_label(d, acc)} {_tera(v):,.1f}" for d, v in rows))
+    return f"<p>{html.escape(acc.name)}, {note}.</p>{chart}"
 
 
 @widgets.explorer

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from .._lazy import np
 
-from .. import comms, hardware, links, plotting, systems, units, widgets
+from .. import comms, hardware, links, plotting, systems, tables, units, widgets
+from . import _layout
 
 __all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "dp_gpu_counts",
            "plot_scaling_efficiency",
@@ -155,37 +156,51 @@ def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_
     return ax
 
 
+def _seconds(v) -> str:
+    return str(units.fmt_duration(v))
+
+
 @widgets.explorer
 def allreduce_explorer():
-    """Topology, message size, GPUs and compute per step → all-reduce time by algorithm and its share of a step."""
-    sizes = [1e6, 1e8, 1e9, 14e9, 140e9]
+    """Topology, message size, GPUs and compute per step → all-reduce time by algorithm and its share of a step.
+    The sizes and GPU counts include the chapter's own (16 kB, 14 MB, 14 GB; 8, 64 and 1,024 GPUs); the default is
+    the chapter's case: 14 GB of BF16 gradients on 1,024 GPUs of DGX H100."""
+    import pandas as pd
+
+    sizes = [16e3, 1e6, 14e6, 1e9, 14e9, 140e9]
     curve = np.array([10 ** (3 + 0.25 * i) for i in range(35)])
 
     def render(topology, nbytes, n_gpus, compute):
         lines, rows = [], []
         for i, algo in enumerate(comms.ALGORITHMS):
-            lines.append({"x": curve.tolist(), "label": LABELS[algo], "color": plotting.color(i),
+            lines.append({"x": curve.tolist(), "label": LABELS[algo], "color": plotting.color(i), "dash": algo == "tree",
                           "y": comms.cluster_allreduce_time(curve, topology, n_gpus, algo).tolist()})
-            rows.append((LABELS[algo], comms.cluster_allreduce_time(nbytes, topology, n_gpus, algo)))
-        best = min(rows, key=lambda r: r[1])
-        svg = plotting.svg_chart(lines=lines, vlines=[{"x": nbytes, "label": units.fmt_bytes(nbytes)}],
-                                 xlog=True, ylog=True, xlabel="message size (bytes per GPU)",
-                                 ylabel="all-reduce time (s)",
-                                 alt=f"all-reduce time against message size on {n_gpus} GPUs: ring, unpipelined "
-                                     f"binary tree, NCCL's double binary tree, hierarchical; {best[0]} is fastest "
-                                     f"at {units.fmt_bytes(nbytes)}")
-        items = "".join(
-            f"<li><b>{a}</b>: {units.fmt_duration(t)} — {units.fmt_percent(t / (compute + t))} of a step with "
-            f"{units.fmt_duration(compute)} of compute</li>" for a, t in rows)
-        verdict = ("communication above ~20 % of compute: time for bigger local batches, gradient accumulation, "
-                   "a faster fabric or another split" if best[1] > 0.2 * compute else
-                   "communication below ~20 % of compute: fine for data parallelism")
-        return svg + f"<ul>{items}</ul><p>Fastest: <b>{best[0]}</b>; {verdict}.</p>"
+            t = float(comms.cluster_allreduce_time(nbytes, topology, n_gpus, algo))
+            rows.append({"algorithm": LABELS[algo], "time": t, "share": t / (compute + t)})
+        best = min(rows, key=lambda r: r["time"])
+        size = units.fmt_bytes(nbytes)
+        svg = plotting.svg_chart(lines=lines, vlines=[{"x": nbytes, "label": str(size)}],
+                                 xlog=True, ylog=True, xlabel="message size per GPU (bytes)",
+                                 ylabel="all-reduce time (s)", height=280,
+                                 alt=f"all-reduce time against message size on {n_gpus:,} GPUs: ring, unpipelined "
+                                     f"binary tree, NCCL's double binary tree, hierarchical; {best['algorithm']} is "
+                                     f"fastest at {size}")
+        table = tables.show(pd.DataFrame(rows), columns={
+            "algorithm": "Algorithm", "time": tables.Col(f"Time for {size}", _seconds),
+            "share": tables.Col(f"Share of a step with {_seconds(compute)} of compute",
+                                lambda v: str(units.fmt_percent(v)))}).html
+        ok = best["time"] <= 0.2 * compute
+        verdict = _layout.verdict(
+            f"Fastest: {best['algorithm']}, {_seconds(best['time'])} for {size} on {n_gpus:,} GPUs — "
+            + ("below ~20 % of compute: fine for data parallelism." if ok else
+               "above ~20 % of compute: time for bigger local batches, gradient accumulation, a faster fabric or "
+               "another split."), ok)
+        return verdict + svg + table
 
     return widgets.explore(render, [
         widgets.Choice("topology", "Topology", topologies()),
-        widgets.Slider("nbytes", "Message (bytes per GPU)", sizes, value=14e9, fmt=lambda v: str(units.fmt_bytes(v))),
-        widgets.Slider("n_gpus", "GPUs", [8, 64, 1024], value=64),
+        widgets.Slider("nbytes", "Message per GPU", sizes, value=14e9, fmt=lambda v: str(units.fmt_bytes(v))),
+        widgets.Slider("n_gpus", "GPUs", [8, 64, 1024], value=1024, fmt=lambda v: f"{v:,}"),
         widgets.Choice("compute", "Compute per step", {"0.25 s": 0.25, "1 s": 1.0}, value=1.0),
     ], title="All-reduce: ring, trees or hierarchical")
 
@@ -202,9 +217,10 @@ def scaling_explorer():
         eff = df["efficiency"]
         svg = plotting.svg_chart(
             lines=[{"x": counts, "y": list(eff), "label": "efficiency"}],
-            points=[{"x": n, "y": e} for n, e in eff.items()],
-            hlines=[{"y": 0.5, "label": "0.5"}], xlog=True, ylim=(0, 1.05), xlabel="GPUs",
-            ylabel="speedup / GPUs",
+            points=[{"x": n, "y": e, "color": plotting.color(0)} for n, e in eff.items()],
+            hlines=[{"y": 0.5, "label": "0.5"}], xlog=True, ylim=(0, 1), xlabel="GPUs (log scale)",
+            ylabel="scaling efficiency (speedup / GPUs)", legend="none", height=260,
+            xticks=[(n, f"{n:,}") for n in (counts if len(counts) <= 8 else counts[::2])],
             alt=f"scaling efficiency from {eff.iloc[0]:.2f} at 8 GPUs to {eff.iloc[-1]:.2f} at {counts[-1]:,} GPUs")
         half = [n for n, e in eff.items() if e < 0.5]
         tail = (f"Efficiency drops below 0.5 at {half[0]:,} GPUs." if half else
@@ -212,14 +228,20 @@ def scaling_explorer():
         if counts[-1] < 4096:
             tail += (f" Beyond {counts[-1]:,} GPUs this batch leaves a GPU less than one 2,048-token sequence: "
                      "pure data parallelism stops there.")
-        shown = df[["compute s", "comm s", "efficiency", "algorithm"]].loc[sorted({8, 64, counts[-1]} & set(counts))]
-        return (svg + f"<p>{units.fmt_number(params / 1e9)}B parameters, {units.fmt_number(batch / 1e6)}M tokens per "
-                f"step, gradients in BF16, {units.fmt_percent(overlap)} of communication overlapped. {tail}</p>"
-                + widgets.table(shown, caption="step times (s) and efficiency"))
+        shown = df.loc[sorted({8, 64, counts[-1]} & set(counts))].reset_index()
+        table = tables.show(shown, columns={
+            "gpus": "GPUs", "compute s": tables.Col("Compute per step", _seconds),
+            "comm s": tables.Col("All-reduce", _seconds), "efficiency": tables.Col("Efficiency", ".2f"),
+            "algorithm": tables.Col("Fastest algorithm", lambda a: LABELS.get(a, a))}).html
+        return (_layout.verdict(f"Efficiency {eff.iloc[0]:.2f} at {counts[0]:,} GPUs, {eff.iloc[-1]:.2f} at "
+                                f"{counts[-1]:,}. {tail}", eff.iloc[-1] >= 0.5) + svg
+                + _layout.para(f"{units.fmt_number(params / 1e9)}B parameters, {units.fmt_number(batch / 1e6)}M tokens "
+                               f"per step, gradients in BF16, {units.fmt_percent(overlap)} of communication "
+                               "overlapped.", small=True) + table)
 
     return widgets.explore(render, [
         widgets.Choice("topology", "Topology", topologies()),
         widgets.Choice("params", "Model", {"1.3B": 1.3e9, "7B": 7e9, "70B": 70e9}, value=7e9),
         widgets.Choice("batch", "Global batch", {"1M tokens": 1e6, "4M tokens": 4e6, "16M tokens": 16e6}, value=4e6),
-        widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: f"{v:.0%}"),
+        widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: str(units.fmt_percent(v))),
     ], title="Data parallelism: GPUs → scaling efficiency")

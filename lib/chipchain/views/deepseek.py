@@ -2,11 +2,12 @@
 the bubble and same-cards explorers. Every number comes from :mod:`chipchain.deepseek` and the modules it uses."""
 from __future__ import annotations
 
-from .. import _check, compute, deepseek, hardware, memory, parallel, plotting, units, widgets
+from .. import _check, compute, deepseek, hardware, memory, parallel, plotting, tables, units, widgets
+from . import _layout
 from ..units import DAY, HOUR
 
 __all__ = ["accounting_table", "bubble_table", "recipe_table", "same_job_table", "plot_pipeline_efficiency",
-           "bubble_explorer", "same_cards_explorer"]
+           "bubble_view", "bubble_explorer", "same_cards_explorer"]
 
 
 def accounting_table(run: deepseek.Run = deepseek.V3):
@@ -82,45 +83,60 @@ def plot_pipeline_efficiency(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64, 
     return ax
 
 
+_COMMS = tuple(i / 20 for i in range(21))            # communication / compute from 0 to 1 (DualPipe's model range)
+
+
+def bubble_view(pp, microbatches, w) -> str:
+    """One view of :func:`bubble_explorer`: useful compute of 1F1B, ZB1P and DualPipe against the communication
+    ratio c (0 to 1) at a chosen depth, number of micro-batches and W — the axis the chapter's figure holds fixed
+    at c = 0.5 — with the bubbles of Table 2 and the useful share at c = 0, 0.5 and 1 in a table."""
+    import pandas as pd
+
+    if microbatches < pp:
+        raise ValueError(f"{microbatches} micro-batches cannot fill {pp} pipeline stages (need at least {pp})")
+    lines, rows = [], []
+    for i, s in enumerate(parallel.PIPELINE_SCHEDULES):
+        ys = [deepseek.pipeline_efficiency(s, pp, microbatches, 1.0, 2.0, w, c) * 100 for c in _COMMS]
+        lines.append({"x": list(_COMMS), "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB1P"})
+        rows.append({"schedule": s, "bubble": parallel.schedule_bubble(s, pp, 1.0, 2.0, w),
+                     "c0": ys[0], "c05": ys[10], "c1": ys[20]})
+    chart = plotting.svg_chart(
+        lines=lines, vlines=[{"x": 0.5, "label": "c = 0.5 (the figure above)"}], xlim=(0, 1), ylim=(0, 100),
+        xlabel="communication / compute, c", ylabel="useful compute (%)", height=260,
+        alt=f"Useful compute against the communication ratio for PP {pp}, {microbatches} micro-batches, W = {w:g} F: "
+            + "; ".join(f"{r['schedule']} {r['c0']:.0f} % at c = 0 and {r['c1']:.0f} % at c = 1" for r in rows))
+    pct = lambda v: f"{v:.1f} %"                                     # noqa: E731
+    table = tables.show(pd.DataFrame(rows), columns={
+        "schedule": "Schedule", "bubble": tables.Col("Bubble (F)", lambda v: f"{v:g}"),
+        "c0": tables.Col("c = 0", pct), "c05": tables.Col("c = 0.5", pct), "c1": tables.Col("c = 1", pct)},
+        caption=f"Useful compute at three communication ratios c; bubble in units of F (Table 2). PP = {pp}, "
+                f"{microbatches} micro-batches, F : B : W = 1 : 2 : {w:g}").html
+    return chart + table
+
+
 @widgets.explorer
 def bubble_explorer():
-    """Pipeline efficiency of 1F1B, ZB1P and DualPipe against the number of micro-batches, for a pipeline depth,
-    a communication-to-compute ratio and a split of the backward pass (the book's model on Table 2)."""
-    ms = [16, 24, 32, 48, 64, 96, 128, 192, 256]
-    m_ref = 32
-
-    def render(pp, comm, w):
-        lines, rows = [], []
-        for i, s in enumerate(parallel.PIPELINE_SCHEDULES):
-            xs = [m for m in ms if m >= pp]
-            ys = [deepseek.pipeline_efficiency(s, pp, m, 1.0, 2.0, w, comm) * 100 for m in xs]
-            lines.append({"x": xs, "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB1P"})
-            e = deepseek.pipeline_efficiency(s, pp, m_ref, 1.0, 2.0, w, comm)
-            rows.append(f"<tr><td>{s}</td><td>{parallel.schedule_bubble(s, pp, 1.0, 2.0, w):g}</td>"
-                        f"<td>{e * 100:.1f} %</td></tr>")
-        chart = plotting.svg_chart(
-            lines=lines, xlog=True, ylim=(0, 100), xlabel="micro-batches per iteration",
-            ylabel="useful compute (%)", title=f"PP = {pp}, communication = {comm:g} × compute, W = {w:g} F",
-            alt=f"Pipeline efficiency against micro-batches for 1F1B, ZB1P and DualPipe at PP {pp}; "
-                f"communication {comm:g} of compute")
-        head = (f"<table class='cc-table'><tr><th>schedule</th><th>bubble (F units, Table 2)</th>"
-                f"<th>useful at {m_ref} micro-batches</th></tr>")
-        return chart + head + "".join(rows) + "</table>"
-
-    return widgets.explore(render, [
-        widgets.Slider("pp", "pipeline stages PP", [4, 8, 16, 32], value=16),
-        widgets.Slider("comm", "communication / compute", [0.0, 0.25, 0.5, 1.0], value=0.5),
-        widgets.Slider("w", "W (weight-gradient part of B = 2F)", [0.5, 1.0, 1.5], value=1.0),
-    ], title="Pipeline bubbles: 1F1B vs ZB1P vs DualPipe")
+    """Pipeline efficiency of 1F1B, ZB1P and DualPipe against the communication-to-compute ratio, for a pipeline
+    depth, a number of micro-batches and a split of the backward pass (the book's model on Table 2). The chapter's
+    figure plots the same model against micro-batches at c = 0.5; this turns it around."""
+    return widgets.explore(bubble_view, [
+        widgets.Slider("pp", "Pipeline stages PP", [4, 8, 16, 32], value=16),
+        widgets.Slider("microbatches", "Micro-batches", [16, 32, 64, 128, 256], value=32),
+        widgets.Slider("w", "W (weight-gradient part of B = 2F)", [0.5, 1.0, 1.5], value=1.0,
+                       fmt=lambda v: f"{v:g} F"),
+    ], title="Pipeline bubbles against communication: 1F1B vs ZB1P vs DualPipe")
 
 
 @widgets.explorer
 def same_cards_explorer():
     """Same cards × different engineering = different effective compute: V3's pre-training job (6 · 37 B · 14.8 T)
-    on H800s at a chosen MFU, price and cluster size, in days and dollars, next to what V3 reported."""
+    on H800s at a chosen MFU, price and cluster size, in days and dollars, next to what V3 reported. The MFU slider
+    holds V3's own implied MFU (its reported GPU-hours against the chosen peak), so the default view reproduces the
+    report; the default is the chapter's: BF16 basis, $2 per GPU-hour, 2,048 GPUs."""
     run = deepseek.V3
     c = compute.training_flops(run.active_params, run.tokens)
     reported_hours = run.gpu_hours["pre-training"]
+    implied = deepseek.implied_mfu(run.active_params, run.tokens, reported_hours, run.accelerator, "bf16")
 
     def render(mfu, basis, price, n_gpus):
         peak = hardware.get(run.accelerator).peak_flops(basis)
@@ -128,23 +144,26 @@ def same_cards_explorer():
         days = compute.training_time(c, n_gpus, peak, mfu) / DAY
         eff = n_gpus * peak * mfu
         rep_days = reported_hours * HOUR / n_gpus / DAY
-        bar_max = max(hours, reported_hours)
-        bars = "".join(
-            f"<div style='margin:.2em 0'><span style='display:inline-block;width:11em'>{label}</span>"
-            f"<span style='display:inline-block;background:{col};height:.9em;width:{28 * v / bar_max:.1f}em'>"
-            f"</span> {units.fmt_number(v / 1e6, 3)} M GPU-hours</div>"
-            for label, v, col in (("this setting", hours, plotting.color(0)),
-                                  ("V3 reported", reported_hours, plotting.color(1))))
-        return (f"<p>Effective compute: <b>{units.fmt_rate(eff)}</b> "
-                f"({n_gpus:,} × {units.fmt_rate(peak)} {basis.upper()} dense × {mfu:.0%} MFU).</p>"
-                f"{bars}<table class='cc-table'><tr><th></th><th>this setting</th><th>V3 reported</th></tr>"
-                f"<tr><td>days on {n_gpus:,} GPUs</td><td>{days:.1f}</td><td>{rep_days:.1f}</td></tr>"
-                f"<tr><td>cost at ${price:g}/GPU-hour</td><td>{units.fmt_dollars(compute.cost(hours, price))}</td>"
-                f"<td>{units.fmt_dollars(compute.cost(reported_hours, price))}</td></tr></table>")
+        head = _layout.headline([
+            ("effective compute", str(units.fmt_rate(eff)),
+             f"{n_gpus:,} × {units.fmt_rate(peak)} {basis.upper()} dense × {units.fmt_percent(mfu, 3)}"),
+            (f"days on {n_gpus:,} GPUs", f"{days:,.1f}", f"V3 reported: {rep_days:,.1f}"),
+            (f"cost at ${price:g}/GPU-hour", str(units.fmt_dollars(compute.cost(hours, price))),
+             f"V3 reported: {units.fmt_dollars(compute.cost(reported_hours, price))}")])
+        bars = plotting.svg_hbars([("this setting", hours / 1e6, plotting.color(0)),
+                              ("V3 reported", reported_hours / 1e6, plotting.color(1))],
+                                  xlabel="pre-training GPU-hours (millions)",
+                                  unit_format=lambda v: f"{v:,.3g} M GPU-hours",
+                                  alt=f"GPU-hours: this setting {hours / 1e6:,.3g} million, V3 reported "
+                                 f"{reported_hours / 1e6:,.3g} million")
+        return head + bars
+
+    def mfu_label(v):
+        return f"{units.fmt_percent(v, 3)} (V3)" if v == implied else str(units.fmt_percent(v))
 
     return widgets.explore(render, [
-        widgets.Slider("mfu", "MFU", [0.15, 0.2, 0.25, 0.3, 0.35, 0.4], value=0.35, fmt=lambda v: f"{v:.0%}"),
+        widgets.Slider("mfu", "MFU", [0.15, 0.2, 0.25, 0.3, implied, 0.4, 0.5], value=implied, fmt=mfu_label),
         widgets.Choice("basis", "MFU measured against", {"BF16 peak": "bf16", "FP8 peak": "fp8"}, value="bf16"),
         widgets.Slider("price", "$ per GPU-hour", [1.0, 2.0, 3.0, 4.0], value=2.0, fmt=lambda v: f"${v:g}"),
-        widgets.Slider("n_gpus", "GPUs", [1024, 2048, 4096], value=2048),
-    ], title="Same cards × different engineering = different effective compute (V3 pre-training job on H800)")
+        widgets.Slider("n_gpus", "GPUs", [1024, 2048, 4096], value=2048, fmt=lambda v: f"{v:,}"),
+    ], title="Same cards × different engineering: V3's pre-training job on H800s")

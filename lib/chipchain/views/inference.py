@@ -6,6 +6,7 @@ accelerator), :mod:`chipchain.devices` and :mod:`chipchain.moore`; this module o
 from __future__ import annotations
 
 from .. import _check, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
+from . import _layout
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
            "process_node_table", "packaging_table", "decode_roofline_points", "plot_moore_projection",
@@ -266,14 +267,14 @@ _CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 def serving_view(model, batch, context, precision, accelerator) -> str:
     """One view of :func:`serving_explorer`: the roofline with decode and prefill placed on it, decode throughput
-    against batch, and a table of the bounds (an HTML string)."""
+    against batch, and the bounds as headline figures (an HTML string)."""
     m, acc = models.get(model), hardware.get(accelerator)
     kv_dtype = "bf16" if precision == "bf16" else "fp8"
     n = serving.gpus_to_hold(acc, m, context, batch, precision, kv_dtype)
     d = serving.decode(acc, m, context, batch, precision, kv_dtype, n)
     p = serving.prefill(acc, m, context, 1, precision, kv_dtype, n)
     peak, bw = acc.peak_flops(d.dtype), acc.require("memory_bandwidth")
-    xs = [10 ** (k / 4) for k in range(-4, 17)]
+    xs = sorted([10 ** (k / 4) for k in range(-4, 17)] + [peak / bw])      # the corner itself, drawn sharp
     roof = [roofline.attainable(x, peak, bw) / units.TFLOPS for x in xs]
     curve = [{"x": xs, "y": roof, "label": f"{acc.name} roof ({d.dtype.upper()})"}]
     pts = [{"x": d.intensity, "y": d.utilisation * peak / units.TFLOPS, "label": f"decode ×{batch}", "color": "#D55E00"},
@@ -281,7 +282,8 @@ def serving_view(model, batch, context, precision, accelerator) -> str:
     chart = plotting.svg_chart(
         lines=curve, points=pts, vlines=[{"x": d.ridge, "label": f"ridge {d.ridge:.0f}"}], xlog=True, ylog=True,
         xlim=(0.1, 1e4), ylim=(peak / units.TFLOPS / 2e3, peak / units.TFLOPS * 2), xlabel="arithmetic intensity (FLOP/byte)",
-        ylabel="attainable TFLOP/s per GPU", height=260,
+        ylabel="attainable TFLOP/s per GPU", height=260, legend="none",
+        title=f"Decode and prefill on the {acc.name} roofline ({d.dtype.upper()})",
         alt=f"Roofline of the {acc.name}: decode at batch {batch} sits at {d.intensity:.1f} FLOP/byte "
             f"({d.bound}); prefill of {context} tokens at {p.intensity:.0f} FLOP/byte ({p.bound}).")
     fit = [e for e in (serving.decode(acc, m, context, b, precision, kv_dtype, n) for b in _CURVE_BATCHES) if e.fits]
@@ -290,20 +292,23 @@ def serving_view(model, batch, context, precision, accelerator) -> str:
         lines=[{"x": [e.batch for e in fit], "y": tps, "label": f"decode tokens/s on {n} GPU(s), batches that fit"}],
         points=[{"x": batch, "y": d.tokens_per_second, "label": f"batch {batch}", "color": "#D55E00"}],
         xlog=True, ylog=True, xlim=(1, 1024), ylim=(min(tps) / 2, max(tps) * 2),
-        xlabel="batch (sequences decoded together)", ylabel="tokens/s, all sequences",
+        xlabel="batch (sequences decoded together)", ylabel="decode tokens/s, all sequences",
+        xticks=[(b, f"{b:,}") for b in (1, 4, 16, 64, 256, 1024)], legend="none",
+        title=f"Decode throughput against batch on {n} GPU{'s' if n > 1 else ''} (batches that fit)",
         height=220, alt=f"Aggregate decode throughput rises with batch from {tps[0]:,.0f} to {tps[-1]:,.0f} tokens/s; "
                         f"at batch {batch} it is {d.tokens_per_second:,.0f}.")
-    rows = [("GPUs needed to hold weights + KV cache", f"{n} × {acc.name}"),
-            ("weights / KV cache", f"{units.fmt_bytes(inference.weight_bytes(m, precision))} / "
-                                   f"{units.fmt_bytes(inference.kv_cache_bytes(m, context, batch, kv_dtype))}"),
-            ("decode: intensity vs ridge", f"{d.intensity:,.1f} vs {d.ridge:,.0f} FLOP/byte → {d.bound}"),
-            ("decode: tokens/s per sequence (upper bound)", f"{d.per_sequence_tokens_per_second:,.0f}"),
-            ("decode: tokens/s, all sequences", f"{d.tokens_per_second:,.0f}"),
-            ("decode: share of peak FLOP/s", str(units.fmt_percent(d.utilisation))),
-            (f"prefill of {context:,} tokens: time, bound", f"{units.fmt_duration(p.seconds)}, {p.bound}")]
-    table = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
-    return (f'<table class="cc-table" aria-label="serving estimate"><caption>{m.name}, {precision.upper()} weights, '
-            f'{kv_dtype.upper()} KV cache — roofline bounds</caption>{table}</table>{chart}{batch_chart}')
+    cards = _layout.headline([
+        ("GPUs to hold weights + KV cache", f"{n} × {acc.name}",
+         f"weights {units.fmt_bytes(inference.weight_bytes(m, precision))}, KV cache "
+         f"{units.fmt_bytes(inference.kv_cache_bytes(m, context, batch, kv_dtype))}"),
+        ("decode, all sequences", f"{d.tokens_per_second:,.0f} tokens/s",
+         f"{d.per_sequence_tokens_per_second:,.0f} per sequence (upper bound)"),
+        ("decode is", d.bound, f"{d.intensity:,.1f} vs ridge {d.ridge:,.0f} FLOP/byte; "
+                               f"{units.fmt_percent(d.utilisation)} of peak FLOP/s"),
+        (f"prefill of {context:,} tokens", str(units.fmt_duration(p.seconds)), p.bound)])
+    head = _layout.para(f"{m.name}, {precision.upper()} weights, {kv_dtype.upper()} KV cache, batch {batch:,}, "
+                        f"context {context:,} tokens — roofline bounds, ideal tensor parallelism.")
+    return head + cards + chart + batch_chart
 
 
 @widgets.explorer
@@ -312,7 +317,7 @@ def serving_explorer():
     which roof binds, and how many GPUs the weights and KV cache need (3 × 4 × 2 × 3 × 3 = 216 views)."""
     return widgets.explore(serving_view, [
         widgets.Choice("model", "Model", _EXPLORER_MODELS, value="Llama-3-8B"),
-        widgets.Slider("batch", "Batch", [1, 16, 128, 1024], value=1),
+        widgets.Slider("batch", "Batch", [1, 16, 128, 1024], value=1, fmt=lambda v: f"{v:,}"),
         widgets.Slider("context", "Context (tokens)", [2048, 32768], value=2048, fmt=lambda v: f"{v:,}"),
         widgets.Choice("precision", "Weights", {"BF16": "bf16", "FP8": "fp8", "INT4 (weight-only)": "int4"},
                        value="bf16"),

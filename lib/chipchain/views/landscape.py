@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from .. import _check, _data, hardware, landscape, plotting, units, widgets
+from .. import _check, _data, hardware, landscape, plotting, tables, units, widgets
+from . import _layout
 
 __all__ = ["factions", "headline_table", "generation_table", "fit_table", "plot_generation_growth", "evaluation_table",
            "score_table", "compare_view", "compare_explorer", "scoring_explorer", "COMPARE_NVIDIA",
@@ -187,27 +188,27 @@ def compare_view(chip_a, chip_b, dtype, sparse) -> str:
     pa, pb = landscape.matched_peak(a, dtype, sparse), landscape.matched_peak(b, dtype, sparse)
     ha, hb = landscape.headline_peak(a), landscape.headline_peak(b)
     conv = f"{'sparse' if sparse else 'dense'} {dtype.upper()}"
-    bars = [(f"{a.name} headline ({'sparse ' if ha.sparse else 'dense '}{ha.dtype.upper()})", ha.peak_flops),
-            (f"{a.name} matched ({conv})", pa),
-            (f"{b.name} headline ({'sparse ' if hb.sparse else 'dense '}{hb.dtype.upper()})", hb.peak_flops),
-            (f"{b.name} matched ({conv})", pb)]
-    bars = [(label, v / units.TERA) for label, v in bars]
-    pts = [{"x": i + 1, "y": v, "label": f"{v:,.0f}", "color": plotting.color(i // 2)}
-           for i, (_, v) in enumerate(bars)]
-    lines = [{"x": [i + 1, i + 1], "y": [0, v], "color": plotting.color(i // 2)} for i, (_, v) in enumerate(bars)]
-    svg = plotting.svg_chart(lines=lines, points=pts, xlim=(0.5, 4.5), ylabel="TFLOPS (TOPS for INT8)",
-                             xlabel="1, 2: " + a.name + "   3, 4: " + b.name + " (headline, then matched)",
-                             alt=f"{a.name} and {b.name}: headline and {conv} peaks")
+    bars = [(f"{a.name} headline: {'sparse ' if ha.sparse else 'dense '}{ha.dtype.upper()}", ha.peak_flops),
+            (f"{a.name} matched: {conv}", pa),
+            (f"{b.name} headline: {'sparse ' if hb.sparse else 'dense '}{hb.dtype.upper()}", hb.peak_flops),
+            (f"{b.name} matched: {conv}", pb)]
+    colours = [plotting.color(0), plotting.color(0), plotting.color(1), plotting.color(1)]
+    units_of = [_tops(ha.dtype), _tops(dtype), _tops(hb.dtype), _tops(dtype)]
+    svg = plotting.svg_hbars(
+        [(label, v / units.TERA, c) for (label, v), c in zip(bars, colours)],
+        xlabel="peak (TFLOPS; TOPS for INT8)", unit_format=lambda v: f"{v:,.1f}" if v < 100 else f"{v:,.0f}",
+        legend=[(a.name, colours[0]), (b.name, colours[2])],
+        alt=f"{a.name} and {b.name}: headline and {conv} peaks: " + "; ".join(
+            f"{label} {v / units.TERA:,.1f} {u}" for (label, v), u in zip(bars, units_of)))
     ratio = landscape.compare_peaks(a, b, dtype, sparse)
     naive = ha.peak_flops / hb.peak_flops
-    units_of = [_tops(ha.dtype), _tops(dtype), _tops(hb.dtype), _tops(dtype)]
-    rows = "".join(f"<li>{label}: {v:,.1f} {u}</li>" for (label, v), u in zip(bars, units_of))
     verdict = (f"<p>Matched at {conv}: {a.name} / {b.name} = <b>{ratio:.2f}×</b>. Comparing the headlines "
-               f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}.</p>")
+               f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}. "
+               f"Memory: {units.fmt_capacity(a.memory_bytes)} against {units.fmt_capacity(b.memory_bytes)}.</p>")
     est = [x.name for x in (a, b) if x.is_estimate]
-    caveat = (f"<p>{' and '.join(est)}: catalog figures are unverified estimates.</p>" if est else "")
-    return (svg + f"<ul>{rows}</ul>" + verdict + f"<p>Memory: {units.fmt_capacity(a.memory_bytes)} vs "
-            f"{units.fmt_capacity(b.memory_bytes)}.</p>" + caveat)
+    caveat = (_layout.para(f"{' and '.join(est)}: catalog figures are unverified estimates.", small=True)
+              if est else "")
+    return verdict + svg + caveat
 
 
 @widgets.explorer
@@ -224,18 +225,27 @@ def compare_explorer():
 def _scoring_view(compute, memory, interconnect, software, efficiency):
     w = {"compute": compute, "memory": memory, "interconnect": interconnect, "software": software,
          "efficiency": 1 if efficiency else 0}
+    if not any(w.values()):
+        raise ValueError("give at least one dimension a weight above zero")
     df = score_table(w)
-    shown = df[["score", "coverage"] + [d for d in landscape.DIMENSIONS if d != "mfu"]].copy()
-    bars = [{"x": [i + 1, i + 1], "y": [0, s], "color": plotting.color(i % 8)}
-            for i, s in enumerate(df["score"].fillna(0))]
-    pts = [{"x": i + 1, "y": s, "label": n, "color": plotting.color(i % 8)}
-           for i, (n, s) in enumerate(df["score"].fillna(0).items())]
-    svg = plotting.svg_chart(lines=bars, points=pts, xlim=(0.5, len(df) + 0.5), ylim=(0, 1.15),
-                             ylabel="weighted score (best = 1 per dimension)", xlabel="rank",
-                             alt="chips ranked by weighted score: " + ", ".join(df.index))
-    note = ("<p>Scores rest only on the dimensions with a figure: coverage below 1 means a missing figure "
-            "(power for TPU v5p and Trainium2) was left out. The software score is a judgment.</p>")
-    return svg + widgets.table(shown.round(2), caption="scaled figures (best candidate = 1)") + note
+    weighted = [d for d in landscape.DIMENSIONS if w.get(d)]
+    rows = [(name + ("" if cov >= 1 else f" (scored on {cov:.0%} of the weight)"), None if sc != sc else sc,
+             plotting.color(0)) for name, sc, cov in zip(df.index, df["score"], df["coverage"])]
+    svg = plotting.svg_hbars(rows, xlabel="weighted score (best chip = 1 on each dimension)", xlim=(0, 1),
+                             unit_format=lambda v: f"{v:.2f}",
+                             alt="chips ranked by weighted score: " + ", ".join(
+                                 f"{n} {s:.2f}" for n, s in zip(df.index, df["score"].fillna(0))))
+    heads = {"compute": "Compute", "memory": "Memory", "interconnect": "Interconnect", "software": "Software",
+             "efficiency": "Power efficiency"}
+    cols = {"name": "Chip", "score": tables.Col("Score", ".2f")}
+    cols.update({d: tables.Col(heads[d] + (f" (×{w[d]})" if w[d] != 1 else ""), ".2f") for d in weighted})
+    gaps = bool(df[weighted].isna().any().any())
+    table = tables.show(df, columns=cols, caption="Scaled figures of the weighted dimensions (best chip = 1)",
+                        notes=("— : no published figure; the chip is scored on the other dimensions",) if gaps
+                        else ()).html
+    note = _layout.para("Coverage below 100 % means a missing figure (power for TPU v5p and Trainium2) was left "
+                        "out of that chip's score. The software score is a judgment.", small=True)
+    return svg + table + note
 
 
 @widgets.explorer

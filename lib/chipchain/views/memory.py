@@ -3,7 +3,8 @@ explorer. Every number comes from :mod:`chipchain.memory` (model states, ZeRO, t
 :mod:`chipchain.activations` (Korthikanti et al. 2022)."""
 from __future__ import annotations
 
-from .. import _check, activations, hardware, memory, models, plotting, units, widgets
+from .. import _check, activations, hardware, loss_memory, memory, models, plotting, timeline, units, widgets
+from . import _layout
 
 __all__ = ["recipe_table", "activation_table", "sizing_table", "plot_ledgers", "memory_explorer"]
 
@@ -83,23 +84,29 @@ def sizing_table(params=(7e9, 13e9, 70e9), recipe="mixed-adam", accelerator=("RT
 
 def plot_ledgers(ledgers, capacity=None, capacity_label="card", ax=None):
     """Horizontal stacked bars, one per ledger: ``ledgers`` maps a label to {component: bytes}; an optional
-    ``capacity`` (bytes) is drawn as a vertical line. Values are shown in GB. Returns the Axes."""
+    ``capacity`` (bytes) is drawn as a vertical line labelled at its top. Values are shown in GB; each bar carries
+    its total at its end and the legend sits below the axes, outside the bars. Returns the Axes."""
     ax = plotting.axes(ax)
     labels = list(ledgers)
     comps = list(dict.fromkeys(k for d in ledgers.values() for k in d))
     left = [0.0] * len(labels)
     for i, comp in enumerate(comps):
         vals = [ledgers[l].get(comp, 0.0) / 1e9 for l in labels]
-        ax.barh(labels, vals, left=left, color=plotting.color(i), label=comp)
+        ax.barh(labels, vals, left=left, color=plotting.color(i), label=comp, edgecolor="white", linewidth=0.8)
         left = [a + b for a, b in zip(left, vals)]
     for y, total in enumerate(left):
-        ax.text(total, y, f" {total:,.0f} GB", va="center", fontsize=9)
+        ax.text(total, y, f" {total:,.0f} GB", va="center", fontsize=10)
+    top = max(left + [capacity / 1e9 if capacity else 0])
     if capacity is not None:
-        ax.axvline(_check.positive("capacity", capacity) / 1e9, color="black", linestyle="--", label=capacity_label)
+        cap = _check.positive("capacity", capacity) / 1e9
+        ax.axvline(cap, color="black", linestyle="--", lw=1.5)
+        ax.text(cap, -0.5, f"{capacity_label} ", ha="right", va="bottom", fontsize=9)
     ax.set_xlabel("memory (GB, decimal)")
-    ax.set_xlim(0, max(left + [capacity / 1e9 if capacity else 0]) * 1.18)
-    ax.invert_yaxis()
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlim(0, top * 1.18)
+    ax.set_ylim(len(labels) - 0.5, -0.5 - 0.25)
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(3, len(comps)), fontsize=9,
+              handlelength=1.2, columnspacing=1.2)
     return ax
 
 
@@ -115,13 +122,12 @@ def _memory_view(model, shape, recipe, recompute, zero, accelerator, dp=8) -> st
     alt = (f"Memory per GPU for {m.name}: {fmt_bytes(L.total)} against {units.fmt_capacity(fit.capacity)} "
            f"on {fit.accelerator}; {fit.message}")
     bar = plotting.svg_bars([(k, v / 1e9) for k, v in segs], capacity=fit.capacity / 1e9,
-                            capacity_label=fit.accelerator, unit_format=lambda v: f"{v:,.1f} GB", alt=alt)
-    verdict = (f'<p style="color:{"#009E73" if fit.fits else "#D55E00"}"><strong>{"Fits" if fit.fits else "OOM"}'
-               f'</strong>: {fit.message}.</p>')
-    rows = "".join(f"<tr><td>{k}</td><td>{fmt_bytes(v, 3)}</td></tr>" for k, v in segs)
-    table = (f'<table class="cc-table"><caption>Per GPU, {dp}-way data parallel, ZeRO-{zero}</caption>{rows}'
-             f"<tr><td><strong>total</strong></td><td><strong>{fmt_bytes(L.total, 3)}</strong></td></tr></table>")
-    return bar + verdict + table
+                            capacity_label=f"{fit.accelerator} holds", unit_format=lambda v: f"{v:,.1f} GB",
+                            xlabel="memory per GPU (GB)", alt=alt)
+    head = _layout.verdict(f"{fmt_bytes(L.total, 3)} per GPU ({dp}-way data parallel, ZeRO-{zero}) against "
+                           f"{units.fmt_capacity(fit.capacity)}: {fit.message}.", fit.fits,
+                           "Fits." if fit.fits else "Out of memory.")
+    return head + bar
 
 
 @widgets.explorer
@@ -142,3 +148,49 @@ def memory_explorer():
                  value="H100-SXM"),
     ]
     return W.explore(_memory_view, controls, title="The memory ledger of one GPU")
+
+
+def loss_memory_table(model="Llama-3-8B", tokens=8192, chunks=(1, 4, 16, 64)):
+    """The output layer's loss memory for ``tokens`` tokens of ``model``'s vocabulary against the chunk count
+    (:func:`chipchain.loss_memory.loss_peak_bytes`): a DataFrame with chunks, tokens per chunk and peak bytes.
+
+    >>> loss_memory_table()["peak (GB)"].round(2).tolist()
+    [10.51, 2.63, 0.66, 0.16]
+    """
+    import pandas as pd
+
+    v = models.get(model).vocab
+    return pd.DataFrame([{"chunks": c, "tokens per chunk": tokens // c,
+                          "peak (GB)": loss_memory.loss_peak_bytes(tokens, v, c) / 1e9} for c in chunks])
+
+
+def plot_memory_timeline(step, capacity=None, capacity_label="card", ax=None):
+    """One training step's memory (:func:`chipchain.timeline.step_timeline`) as stacked areas over its events, with
+    the phases shaded, the peak marked and the card's ``capacity`` (bytes) as a line. Returns the Axes."""
+    ax = plotting.axes(ax)
+    x = list(range(len(step.labels)))
+    ys = [[v / 1e9 for v in step.bytes[c]] for c in timeline.COMPONENTS]
+    ax.stackplot(x, *ys, labels=timeline.COMPONENTS, colors=[plotting.color(i) for i in range(len(ys))], alpha=0.85,
+                 step="post")
+    start_bwd = step.phases.index("backward")
+    start_opt = step.phases.index("optimizer")
+    for lo, hi, name in ((0, start_bwd, "forward"), (start_bwd, start_opt, "backward"),
+                         (start_opt, len(x) - 1, "optimizer")):
+        last = name == "optimizer"
+        ax.text(hi - 0.5 if last else (lo + hi) / 2, 0.02, name, transform=ax.get_xaxis_transform(),
+                ha="right" if last else "center", fontsize=10)
+        ax.axvline(lo, color="0.6", lw=0.8)
+    i, peak = step.peak_index, step.peak / 1e9
+    ax.annotate(f"peak {peak:,.1f} GB ({step.peak_label})", (i, peak), xytext=(1, peak * 1.3),
+                fontsize=10, arrowprops={"arrowstyle": "->", "color": "0.2"})
+    if capacity is not None:
+        ax.axhline(capacity / 1e9, color="black", ls="--", lw=1)
+        ax.text(len(x) - 1.5, capacity / 1e9 * 1.02, f"{capacity_label}: {capacity / 1e9:,.1f} GB", fontsize=10,
+                ha="right")
+    ax.set_xlim(0, len(x) - 1)
+    ax.set_ylim(0, max(peak * 1.3, (capacity or 0) / 1e9) * 1.15)
+    ax.set_xticks([])
+    ax.set_xlabel(f"events of one training step of {step.model}, in order")
+    ax.set_ylabel("memory per GPU (GB)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=10, frameon=False)
+    return ax

@@ -14,8 +14,9 @@ import html
 
 from .._lazy import np
 
-from .. import hardware, memory, parallel, plans, plotting, widgets
-from ..units import fmt_bytes, fmt_duration, fmt_percent
+from .. import commbound, hardware, memory, parallel, plans, plotting, schedules, tables, widgets
+from . import _layout
+from ..units import fmt_bytes, fmt_capacity, fmt_duration, fmt_percent
 
 __all__ = ["communication_table", "bubble_table", "search_table", "plot_zero_tradeoff", "plan_explorer",
            "search_explorer"]
@@ -81,6 +82,8 @@ def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024, cluster="A100"):
+    import pandas as pd
+
     if n_gpus % (tp * pp):
         raise ValueError(f"tp × pp = {tp * pp} does not divide {n_gpus} GPUs")
     plan = parallel.Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
@@ -88,20 +91,24 @@ def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024,
     a = parallel.analyze(plan, model, cluster, n_gpus=n_gpus)
     segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
     alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
-    bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=a.fit.accelerator,
-                            unit_format=lambda v: f"{v:,.1f} GB", alt=alt)
-    head = (f"<p><strong>{html.escape(str(plan))}</strong> ({plan.batch:,} sequences per step). "
-            f'<span style="color:{"#009E73" if a.fit.fits else "#D55E00"}">{a.fit.message}</span>.</p>')
-    rows = "".join(f"<tr><td>{c.kind}</td><td>{c.link}</td><td>{c.count:,}</td><td>{fmt_bytes(c.sent_bytes, 3)}"
-                   f"</td><td>{fmt_duration(c.seconds)}</td></tr>" for c in a.comm)
-    table = ('<table class="cc-table"><caption>Traffic per GPU per step</caption><tr><th>kind</th><th>link</th>'
-             f"<th>operations</th><th>bytes sent</th><th>time</th></tr>{rows}</table>")
-    where = ", ".join(f"{k.upper()} {v.size}: {v.scope}" for k, v in a.placement.items())
-    tail = (f"<p>Placement: {where}. Bubble {fmt_percent(a.bubble)} of ideal time (idle share "
-            f"{fmt_percent(a.idle)}). Estimated step {fmt_duration(a.step_seconds)} (compute "
-            f"{fmt_duration(a.compute_seconds)} at 50 % MFU).</p>")
+    bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=f"{a.fit.accelerator} holds",
+                            unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory per GPU (GB)", alt=alt)
+    head = _layout.verdict(f"{plan} ({plan.batch:,} sequences per step): {a.fit.message}.", a.fit.fits)
+    cards = _layout.headline([
+        ("estimated step", str(fmt_duration(a.step_seconds)), f"compute {fmt_duration(a.compute_seconds)} at 50 % MFU"),
+        ("pipeline bubble", str(fmt_percent(a.bubble)), f"of ideal time; idle share {fmt_percent(a.idle)}"),
+        ("memory per GPU", str(fmt_bytes(a.ledger.total)), f"of {fmt_capacity(a.fit.capacity)}",
+         _layout.GOOD if a.fit.fits else _layout.BAD)])
+    traffic = pd.DataFrame([{"kind": c.kind, "link": c.link, "count": c.count, "sent": c.sent_bytes,
+                             "time": c.seconds} for c in a.comm])
+    table = tables.show(traffic, columns={"kind": "Traffic", "link": "Link", "count": "Ops",
+                                          "sent": tables.Col("Sent / GPU", lambda v: str(fmt_bytes(v, 3))),
+                                          "time": tables.Col("Time", lambda v: str(fmt_duration(v)))},
+                        caption="Traffic per GPU per step").html
+    where = "; ".join(f"{k.upper()} {v.size}: {v.scope} ({v.link.name})" for k, v in a.placement.items())
+    tail = _layout.para(f"Placement: {where}.", small=True)
     warn = "".join(f"<li>{html.escape(w)}</li>" for w in a.warnings)
-    return head + bar + table + tail + (f"<ul>{warn}</ul>" if warn else "")
+    return head + cards + bar + table + tail + (f'<ul style="color:{_layout.BAD}">{warn}</ul>' if warn else "")
 
 
 @widgets.explorer
@@ -113,20 +120,28 @@ def plan_explorer():
         W.Slider("tp", "Tensor parallel", [4, 8, 16], value=8),
         W.Slider("pp", "Pipeline parallel", [4, 8, 16, 32], value=16),
         W.Choice("zero", "ZeRO stage", {"0 (none)": 0, "1 (optimizer)": 1, "3 (everything)": 3}, value=1),
-        W.Slider("microbatches", "Micro-batches per replica", [16, 128], value=128),
+        W.Slider("microbatches", "Micro-batches per replica", [16, 64, 192], value=192),
         W.Choice("recompute", "Recomputation", {"selective": "selective", "full": "full"}),
     ]
     return W.explore(_plan_view, controls, title="Cutting GPT-3 175B across 1,024 A100")
 
 
 def _search_view(model, n_gpus, cluster):
+    import pandas as pd
+
     found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True)   # ValueError with the reason
-    rows = "".join(f"<tr><td>{i + 1}</td><td>{html.escape(str(c.plan))}</td><td>{c.plan.recompute}"
-                   f"{' + SP' if c.plan.sequence_parallel else ''}</td><td>{fmt_bytes(c.memory_bytes, 3)}</td>"
-                   f"<td>{fmt_duration(c.step_seconds)}</td></tr>" for i, c in enumerate(found))
-    return ('<table class="cc-table"><caption>Fastest plans that fit, 1,536 sequences per step, 50 % MFU '
-            '(estimates)</caption><tr><th>#</th><th>plan</th><th>recompute</th><th>memory per GPU</th>'
-            f"<th>step time</th></tr>{rows}</table>")
+    df = pd.DataFrame([{"rank": i + 1, "plan": str(c.plan),
+                        "recompute": c.plan.recompute + (" + SP" if c.plan.sequence_parallel else ""),
+                        "memory": c.memory_bytes, "step": c.step_seconds} for i, c in enumerate(found)])
+    best = found[0]
+    head = _layout.verdict(f"Fastest plan that fits: {best.plan} — {fmt_duration(best.step_seconds)} per step, "
+                           f"{fmt_bytes(best.memory_bytes, 3)} per GPU.", None)
+    return head + tables.show(df, columns={
+        "rank": "#", "plan": "Plan", "recompute": "Recomputation",
+        "memory": tables.Col("Memory per GPU", lambda v: str(fmt_bytes(v, 3))),
+        "step": tables.Col("Step time", lambda v: str(fmt_duration(v)))},
+        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step, 50 % MFU "
+                "(estimates)").html
 
 
 @widgets.explorer
@@ -135,7 +150,68 @@ def search_explorer():
     W = widgets
     controls = [
         W.Choice("model", "Model", {"13B": "13B", "70B": "70B", "175B": "175B", "530B": "530B"}, value="175B"),
-        W.Slider("n_gpus", "GPUs", [64, 256, 1024, 4096], value=1024),
+        W.Slider("n_gpus", "GPUs", [64, 256, 1024, 4096], value=1024, fmt=lambda v: f"{v:,}"),
         W.Choice("cluster", "GPU", {"A100 80 GB": "A100", "H100 80 GB": "H100"}),
     ]
     return W.explore(_search_view, controls, title="Searching every plan")
+
+
+def commbound_table(nodes=("A100", "H100"), tp=8, ep=64):
+    """When each cut becomes communication-bound, for each node type in ``nodes``
+    (:func:`chipchain.commbound.thresholds`): a DataFrame with one row per cut — the quantity, the link it crosses
+    and the critical value on each node (compute-bound above it).
+
+    >>> float(commbound_table().iloc[0, 3])
+    12480.0
+    """
+    import pandas as pd
+
+    ts = [commbound.thresholds(n, tp=tp, ep=ep) for n in nodes]
+    rows = [("DP: gradient all-reduce", "tokens per GPU per step", "inter", "dp_tokens"),
+            ("FSDP / ZeRO-3: gathers + reduce-scatter", "tokens per GPU per step", "inter", "fsdp_tokens"),
+            (f"TP {tp}: two all-reduces per layer", "hidden size h", "intra", "tp_hidden"),
+            ("PP: one send per micro-batch", "h × layers per stage", "inter", "pp_depth"),
+            (f"EP {ep}: dispatch + combine", "expert FFN width", "inter", "ep_ffn"),
+            ("CP / ring attention (in node)", "tokens per GPU (chunk)", "intra", "cp_chunk_intra"),
+            ("CP / ring attention (across nodes)", "tokens per GPU (chunk)", "inter", "cp_chunk_inter")]
+    out = []
+    for cut, quantity, where, field in rows:
+        row = {"cut": cut, "quantity": quantity, "link": " / ".join(getattr(t, where) for t in ts)}
+        row.update({t.node: round(getattr(t, field)) * 1.0 for t in ts})
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def schedule_table(pp=16, microbatches=192, virtual_stages=2):
+    """Pipeline schedules side by side (:mod:`chipchain.schedules`, F : B : W = 1 : 2 : 1): bubble over the ideal
+    time, idle share of the step, and micro-batches' activations in flight on the first stage.
+
+    >>> schedule_table(16, 192)["idle share"].round(4).tolist()
+    [0.0725, 0.0376, 0.0254, 0.0]
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"schedule": s + (f" (v = {virtual_stages})" if s == "interleaved" else ""),
+                          "bubble / ideal": schedules.bubble(s, pp, virtual_stages) / (3.0 * microbatches),
+                          "idle share": schedules.idle_share(s, pp, microbatches, virtual_stages),
+                          "in flight": schedules.inflight_microbatches(s, pp, virtual_stages)}
+                         for s in schedules.SCHEDULES])
+
+
+def batch_floor_table(batch_tokens, n_gpus=(1024, 4096, 16384), seq=2048, node="A100"):
+    """The floor on batch per GPU (:func:`chipchain.commbound.batch_floor`) for one global batch over several
+    cluster sizes of ``node``: tokens and sequences per GPU under pure data parallelism, the largest DP degree whose
+    all-reduce still hides, and the smallest TP × PP that leaves.
+
+    >>> batch_floor_table(2048 * 2048)["min mp"].tolist()
+    [4, 16, 64]
+    """
+    import pandas as pd
+
+    crit = commbound.thresholds(node).dp_tokens
+    rows = []
+    for n in n_gpus:
+        f = commbound.batch_floor(batch_tokens, n, seq, crit)
+        rows.append({"n_gpus": n, "tokens per GPU": f.tokens_per_gpu, "sequences per GPU": f.sequences_per_gpu,
+                     "max dp": min(f.max_dp_sequences, f.max_dp_overlap), "min mp": f.min_model_parallel})
+    return pd.DataFrame(rows)

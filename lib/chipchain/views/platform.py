@@ -8,7 +8,8 @@ from functools import lru_cache
 from .._lazy import np
 
 from .. import _data, datapath, plotting, scheduling, widgets
-from ..units import HOUR
+from . import _layout
+from ..units import HOUR, fmt_duration, fmt_percent
 
 
 def policy_table(small_share=0.4, load=0.85, seeds=(0, 1, 2, 3), policies=scheduling.POLICIES, **kwargs):
@@ -107,16 +108,16 @@ def schedule_view(policy, small_share) -> str:
         ylim=(0, 1), xlabel="day (seed 0; the first week is warm-up)", ylabel="fraction of 1,024 GPUs",
         alt=f"Daily utilisation and room for a new large job under {policy} with {small_share:.0%} of demand from "
             f"small jobs: utilisation {r.utilisation:.0%}, room {r.large_capacity:.0%}.")
-    rows = [("utilisation (busy GPU-hours)", f"{mean('utilisation'):.1%}"),
-            ("GPU-hours delivered to large jobs",
-             f"{mean('large_share'):.1%} (offered {(1 - small_share) * _LOAD:.1%})"),
-            ("room for a new 64-GPU job, time-averaged", f"{mean('large_capacity'):.1%} of the cluster"),
-            ("idle GPUs stranded (no large job can use them)", f"{mean('fragmentation'):.0%}"),
-            ("mean wait of a large job", f"{mean('large_wait_seconds') / HOUR:.1f} h"),
-            ("mean wait of a small job", f"{mean('small_wait_seconds') / HOUR:.2f} h")]
-    body = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
-    return (chart + f'<table class="cc-table"><caption>means over {len(_SEEDS)} simulated months (seeds)</caption>'
-            f"<tbody>{body}</tbody></table>")
+    pct = lambda v: str(fmt_percent(v, 3 if v >= 0.1 else 2))      # noqa: E731
+    cards = [("utilisation (busy GPU-hours)", pct(mean("utilisation"))),
+             ("GPU-hours to large jobs", pct(mean("large_share")), f"offered {pct((1 - small_share) * _LOAD)}"),
+             ("room for a new 64-GPU job", pct(mean("large_capacity")), "of the cluster, time-averaged"),
+             ("idle GPUs stranded", str(fmt_percent(mean("fragmentation"), 2)), "no large job can use them"),
+             ("a large job waits", f"{mean('large_wait_seconds') / HOUR:,.1f} hours", "on average"),
+             ("a small job waits", str(fmt_duration(mean("small_wait_seconds"))), "on average")]
+    return (_layout.headline(cards) + chart
+            + _layout.para(f"Means over {len(_SEEDS)} simulated months (seeds 0–{_SEEDS[-1]}) at "
+                           f"{fmt_percent(_LOAD)} offered load; the chart shows seed 0.", small=True))
 
 
 @widgets.explorer
@@ -125,9 +126,9 @@ def schedule_explorer():
     _schedule_grid()
     return widgets.explore(
         schedule_view,
-        [widgets.Choice("policy", "policy", {p: p for p in scheduling.POLICIES}, value="first-fit"),
-         widgets.Slider("small_share", "share of demand from small jobs", list(_SHARES), value=0.4,
-                        fmt=lambda v: f"{v:.0%}")],
+        [widgets.Choice("policy", "Placement policy", {p: p for p in scheduling.POLICIES}, value="first-fit"),
+         widgets.Slider("small_share", "Small jobs' share of demand", list(_SHARES), value=0.4,
+                        fmt=lambda v: str(fmt_percent(v)))],
         title="Scheduling a shared 1,024-GPU cluster: does utilisation tell the truth?")
 
 
@@ -140,30 +141,43 @@ _N_DOCS, _BATCH = 2000, 16
 @lru_cache(maxsize=None)
 def _packing_point(median, sigma, seq):
     x = datapath.sample_lengths(_N_DOCS, median, sigma, seq, seed=0)
-    hist, edges = np.histogram(np.log10(x), bins=24, range=(0, math.log10(seq)))
+    cut = int((x >= seq).sum())                       # documents longer than a sequence, clipped to it
+    hist, edges = np.histogram(np.log10(x[x < seq]), bins=24, range=(0, math.log10(seq)))
     return (float(x.mean()), datapath.padding_efficiency(x, _BATCH, pad_to=seq),
             datapath.padding_efficiency(x, _BATCH), datapath.bucket_efficiency(x, _BATCH),
-            datapath.packing_efficiency(x, seq), tuple(hist.tolist()),
-            tuple(edges.tolist()))
+            datapath.packing_efficiency(x, seq), tuple(hist.tolist()), tuple(edges.tolist()), cut)
 
 
 def packing_view(median, sigma, seq) -> str:
-    """HTML for one view of the padding-vs-packing explorer."""
+    """HTML for one view of the padding-vs-packing explorer: the share of real tokens under each batching scheme
+    as bars on one 0–100 % scale, and the length distribution behind them (documents longer than a sequence are cut
+    to it; they are counted in words, not drawn as a spike at the edge)."""
     if median * 2 > seq:
         raise ValueError(f"a median document of {median} tokens is more than half the {seq}-token sequence; "
                          "most documents would be cut — choose a longer sequence")
-    mean, fixed, pad, bucket, pack, hist, edges = _packing_point(median, sigma, seq)
-    centres = [10 ** ((a + b) / 2) for a, b in zip(edges[:-1], edges[1:])]
+    mean, fixed, pad, bucket, pack, hist, edges, cut = _packing_point(median, sigma, seq)
+    rows = [(f"pad every sequence to {seq:,}", fixed), ("pad each batch to its longest", pad),
+            ("length buckets (8), then pad", bucket), ("pack, first-fit decreasing", pack)]
+    bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
+                              xlabel="token slots holding real tokens", xformat="percent",
+                              unit_format=lambda v: f"{v:.1%}".replace("%", " %"),
+                              alt="Share of token slots holding real tokens: "
+                             + "; ".join(f"{k} {v:.1%}" for k, v in rows))
+    xs, ys = [], []
+    for a, b, h in zip(edges[:-1], edges[1:], hist):      # a step outline of the histogram, one step per bin
+        xs += [10 ** a, 10 ** b]
+        ys += [h, h]
     chart = plotting.svg_chart(
-        lines=[{"x": centres, "y": hist, "label": f"{_N_DOCS} documents"}], xlog=True,
-        vlines=[{"x": median, "label": "median"}], xlabel="document length (tokens)", ylabel="documents per bin",
-        alt=f"Log-normal length distribution with median {median} tokens and sigma {sigma}, clipped at {seq}.")
-    rows = [("pad every sequence to the maximum", fixed), ("pad each batch to its longest", pad),
-            ("length bucketing (8 buckets)", bucket), ("FFD packing", pack)]
-    body = "".join(f"<tr><td>{k}</td><td>{v:.1%}</td><td>{1 / v:.2f}×</td></tr>" for k, v in rows)
-    return (chart + '<table class="cc-table"><thead><tr><th>batching</th><th>real tokens</th>'
-            f'<th>slots per real token</th></tr></thead><tbody>{body}</tbody></table>'
-            f"<p>Mean length {mean:.0f} tokens; batch of {_BATCH} documents; sequence length {seq}.</p>")
+        lines=[{"x": xs, "y": ys, "label": f"documents shorter than {seq:,} tokens"}], xlog=True,
+        xlim=(1, seq), vlines=[{"x": median, "label": f"median {median:,}"}], legend="none",
+        xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=230,
+        alt=f"Log-normal length distribution of {_N_DOCS:,} documents with median {median} tokens and spread "
+            f"sigma {sigma}; {cut} are longer than {seq:,} tokens and are cut to it.")
+    note = (f"{_N_DOCS:,} documents, mean {mean:,.0f} tokens; batches of {_BATCH}. {cut:,} documents "
+            f"({cut / _N_DOCS:.1%}) are longer than {seq:,} tokens and are cut to one sequence (not drawn). "
+            f"Slots per real token: {' / '.join(f'{1 / v:.2f}' for _, v in rows)}.").replace("%)", " %)")
+    return (_layout.verdict(f"Packing fills {pack:.1%} of the slots; padding each batch to its longest, "
+                            f"{pad:.1%}.".replace("%", " %"), None) + bars + chart + _layout.para(note, small=True))
 
 
 @widgets.explorer
@@ -176,7 +190,46 @@ def packing_explorer():
                     _packing_point(m, s, c)
     return widgets.explore(
         packing_view,
-        [widgets.Slider("median", "median document (tokens)", list(_MEDIANS), value=512),
-         widgets.Slider("sigma", "spread σ (log-normal)", list(_SIGMAS), value=1.0),
-         widgets.Slider("seq", "sequence length", list(_SEQS), value=4096)],
+        [widgets.Slider("median", "Median document (tokens)", list(_MEDIANS), value=512, fmt=lambda v: f"{v:,}"),
+         widgets.Slider("sigma", "Spread σ (log-normal)", list(_SIGMAS), value=1.0),
+         widgets.Slider("seq", "Sequence length (tokens)", list(_SEQS), value=4096, fmt=lambda v: f"{v:,}")],
         title="Padding, bucketing or packing?")
+
+
+# --- recipes as tables (ch-c, issue 14: no dict reprs in chapter 8) ---------------------------------------------------
+def _recipe_value(v):
+    from ..tables import fmt_value
+
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return fmt_value(v)
+    return "—" if v is None else str(v)
+
+
+def recipe_table(recipe, caption=None):
+    """A training recipe (:class:`chipchain.experiments.TrainingRecipe`) as a two-column table: setting, value."""
+    import pandas as pd
+    from ..tables import show
+
+    d = recipe.to_dict()
+    rows = [("name", d["name"]), ("peak learning rate", _recipe_value(d["peak_lr"])),
+            ("minimum learning rate", _recipe_value(d["min_lr"])), ("warm-up steps", _recipe_value(d["warmup_steps"])),
+            ("schedule", d["schedule"]),
+            ("batch (sequences) from step", ", ".join(f"{b:,} from {s:,}" for s, b in d["batch_schedule"])),
+            ("sequence length (tokens)", _recipe_value(d["seq"]))]
+    for st in d["stages"]:
+        mix = ", ".join(f"{k} {v:.0%}" for k, v in st["mixture"].items())
+        rows.append((f"stage '{st['name']}'", f"{st['tokens'] / 1e12:g} trillion tokens: {mix}"))
+    return show(pd.DataFrame(rows, columns=["setting", "value"]), columns={"setting": "Setting", "value": "Value"},
+                caption=caption or f"Training recipe '{d['name']}'")
+
+
+def recipe_diff_table(a, b, caption=None):
+    """:func:`chipchain.experiments.diff_recipes` as a table: setting, value in ``a``, value in ``b``."""
+    import pandas as pd
+    from .. import experiments
+    from ..tables import show
+
+    rows = [(p, _recipe_value(x), _recipe_value(y)) for p, x, y in experiments.diff_recipes(a, b)]
+    return show(pd.DataFrame(rows, columns=["setting", "a", "b"]),
+                columns={"setting": "Setting", "a": f"'{a.name}'", "b": f"'{b.name}'"},
+                caption=caption or "What differs between the two recipes")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import html
 
-from .. import _data, plotting, policy, units, widgets
+from .. import _data, plotting, policy, tables, units, widgets
+from . import _layout
 
-__all__ = ["placements", "io_audit", "timeline", "superpods", "plot_rule_plane", "design_a_chip_explorer"]
+__all__ = ["placements", "io_audit", "timeline", "superpods", "plot_rule_plane", "plot_rule_planes",
+           "design_a_chip_explorer"]
 
 _CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "not controlled (note)": 3}
 
@@ -143,13 +145,13 @@ def _shade(ax, rule, x1, y1):
         if rank == 0:
             bx0, _, _, _, io = min(boxes, key=lambda b: b[0])
             words = name if io is None else f"{name} if I/O ≥ {io:g} GB/s"
-            ax.text(bx0 * 1.06, y1 - 1.2, words, fontsize=8, color=c)
+            ax.text(bx0 * 1.06, y1 - 1.2, words, fontsize=9, color=c)
         else:
-            bx0, _, by0, _, _ = min(boxes, key=lambda b: b[2])
-            ax.text(bx0 * 1.04, by0 + 0.4, name, fontsize=8, color="#8a5a00")
+            _, bx1, by0, _, _ = min(boxes, key=lambda b: b[2])
+            ax.text(bx1 / 1.04, by0 + 0.4, name, fontsize=8, color="#8a5a00", ha="right")
 
 
-def plot_rule_plane(rule_id="2023-10", ax=None):
+def plot_rule_plane(rule_id="2023-10", ax=None, place_labels=True):
     """Every catalog part on the TPP (log) × performance-density plane, coloured by its category under ``rule_id``,
     with the rule's regions shaded. Parts whose die area the catalog lacks sit in a strip below zero. Returns the Axes.
 
@@ -173,31 +175,120 @@ def plot_rule_plane(rule_id="2023-10", ax=None):
     for (name, row), y in [*((item, item[1]["pd"]) for item in known.iterrows()),
                            *zip(unknown.iterrows(), rows)]:
         groups.setdefault((round(row["tpp"], 1), round(float(y), 3)), []).append((name, row[r.id], row["market"]))
+    items = []
     for (x, y), members in groups.items():
         cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
-        last = x * 1.07 ** (len(cats) - 1)
         for k, (cat, market) in enumerate(cats):
             c = _colour(cat)
             ax.scatter([x * 1.07**k], [y], s=36, color=c, marker="s" if market == "consumer" else "o",
                        edgecolor="black", linewidth=0.5, zorder=3)
             names = ", ".join(n for n, ct, mk in members if (ct, mk) == (cat, market))
-            ax.annotate(names, (last, y), xytext=(4, 2 - 8 * k), textcoords="offset points", fontsize=6.5, color=c
-                        if len(cats) > 1 else "black")
+            items.append((x * 1.07**k, y, names, c if len(cats) > 1 else "black"))
     for cat in dict.fromkeys(df[r.id]):
         ax.scatter([], [], color=_colour(cat), label=cat, edgecolor="black", linewidth=0.5)
+    ax.scatter([], [], color="white", marker="s", label="square: consumer part", edgecolor="black", linewidth=0.5)
     ax.set_xscale("log")
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_yticks([0, 5, 10, 15, 20])
-    ax.text(x0 * 1.05, y0 + 0.4, "below 0: die area not in catalog", fontsize=7, color="#555")
+    ax.text(x0 * 1.05, y0 + 0.4, "below 0: die area not in catalog", fontsize=8, color="#555")
     if unplaced:
-        ax.text(x1 / 1.05, y0 + 0.4, "no peak in catalog: " + ", ".join(unplaced), fontsize=7, color="#555",
+        ax.text(x1 / 1.05, y0 + 0.4, "no peak in catalog: " + ", ".join(unplaced), fontsize=8, color="#555",
                 ha="right")
+    ax.legend(fontsize=8, loc="upper left")
+    if place_labels:
+        _place_labels(ax, items)
+    else:
+        ax._cc_label_items = items         # placed by plot_rule_planes once the figure is laid out
     ax.set_xlabel("TPP (dense, best precision)")
     ax.set_ylabel("performance density (TPP per mm²)")
     ax.set_title(f"{r.name} ({r.citation})")
-    ax.legend(fontsize=7, loc="center left")
     return ax
+
+
+#: candidate label positions around a point, nearest first: (dx, dy) in points, horizontal and vertical alignment
+_SPOTS = [(5, 0, "left", "center"), (-5, 0, "right", "center"), (0, 6, "center", "bottom"),
+          (0, -6, "center", "top"), (5, 6, "left", "bottom"), (5, -6, "left", "top"), (-5, 6, "right", "bottom"),
+          (-5, -6, "right", "top")]
+_FAR = [(dx, dy, "left" if dx > 0 else "right" if dx < 0 else "center", "bottom" if dy > 0 else "top")
+        for dy in (14, -14, 22, -22) for dx in (10, -10, 0, 24, -24)]
+
+
+def _place_labels(ax, items, fontsize=8):
+    """Label points without collisions: ``items`` are (x, y, text, colour). Each label takes the first candidate
+    position (:data:`_SPOTS`, then farther ones with a leader line) whose box stays inside the axes and overlaps no
+    marker, no label already placed, no text already on the axes and not the legend; failing that, the position
+    with the least overlap. Positions are judged on the figure as laid out when called."""
+    from matplotlib.transforms import Bbox
+
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    pts = [ax.transData.transform((x, y)) for x, y, _, _ in items]
+    r = 5.0 * fig.dpi / 72
+    markers = [Bbox.from_extents(px - r, py - r, px + r, py + r) for px, py in pts]
+    taken = [t.get_window_extent(renderer) for t in ax.texts]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+
+    def overlap(a, b):
+        w = min(a.x1, b.x1) - max(a.x0, b.x0)
+        h = min(a.y1, b.y1) - max(a.y0, b.y0)
+        return w * h if w > 0 and h > 0 else 0.0
+
+    def extent(text):
+        probe = ax.text(0, 0, text, fontsize=fontsize)
+        box = probe.get_window_extent(renderer)
+        probe.remove()
+        return box.width, box.height
+
+    scale = fig.dpi / 72
+    order = sorted(range(len(items)), key=lambda i: (-items[i][1], items[i][0]))    # top to bottom
+    for i in order:
+        x, y, text, colour = items[i]
+        (px, py), (w, h) = pts[i], extent(text)
+        best = None
+        for dx, dy, ha, va in _SPOTS + _FAR:
+            ax0 = px + dx * scale - {"left": 0, "right": w, "center": w / 2}[ha]
+            ay0 = py + dy * scale - {"bottom": 0, "top": h, "center": h / 2}[va]
+            box = Bbox.from_extents(ax0, ay0, ax0 + w, ay0 + h).padded(1.5)
+            cost = sum(overlap(box, m) for j, m in enumerate(markers) if j != i)
+            cost += sum(overlap(box, b) for b in taken)
+            inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+            cost += (0 if inside else 1e6) + (0.5 if (dx, dy, ha, va) in _FAR else 0.0)
+            if best is None or cost < best[0]:
+                best = (cost, (dx, dy, ha, va), box)
+            if cost < 1:
+                break
+        _, (dx, dy, ha, va), box = best
+        far = (dx, dy, ha, va) in _FAR
+        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize,
+                    color=colour, zorder=4, arrowprops={"arrowstyle": "-", "color": "#777", "lw": 0.6, "shrinkA": 0,
+                                                        "shrinkB": 4} if far else None)
+        taken.append(box)
+
+
+def plot_rule_planes(rule_ids=("2022-10", "2023-10"), figsize=(7.5, 9)):
+    """The rule plane (:func:`plot_rule_plane`) for each rule, stacked in one figure laid out before the point
+    labels are placed, so none collides. Returns the Figure.
+
+    >>> fig = plot_rule_planes()
+    >>> [ax.get_title()[:12] for ax in fig.axes]
+    ['October 2022', 'October 2023']
+    >>> import matplotlib.pyplot as plt; plt.close("all")
+    """
+    ids = list(rule_ids)
+    if not ids:
+        raise ValueError("rule_ids must name at least one rule")
+    fig, axes = plotting.figure(len(ids), 1, figsize=figsize)
+    axes = [axes] if len(ids) == 1 else list(axes)
+    for rule_id, ax in zip(ids, axes):
+        plot_rule_plane(rule_id, ax=ax, place_labels=False)
+    fig.tight_layout()
+    for ax in axes:
+        _place_labels(ax, ax._cc_label_items)
+    return fig
 
 
 @widgets.explorer
@@ -213,32 +304,35 @@ def design_a_chip_explorer():
     latest = policy.rules()[-1]
 
     def render(tflops, bits, die, io, market):
+        import pandas as pd
+
         t = float(policy.tpp_from(tflops * units.TFLOPS, bits))
-        pd = float(policy.performance_density_from(t, die))
+        pd_ = float(policy.performance_density_from(t, die))
         rows = []
         for r in policy.rules():
-            c = policy.classify_numbers(t, pd, io * units.GBPS, market, r.id)
-            rows.append(f"<tr><td>{html.escape(r.name)}</td><td><strong>{html.escape(c.category)}</strong></td>"
-                        f"<td>{html.escape(c.reason)}</td></tr>")
+            c = policy.classify_numbers(t, pd_, io * units.GBPS, market, r.id)
+            rows.append({"rule": r.name, "category": c.category, "reason": c.reason})
         chart = plotting.svg_chart(
-            points=[{"x": t, "y": pd, "label": "your chip", "color": plotting.color(0)}],
-            vlines=[{"x": v, "label": f"{v:,}"} for v in policy.thresholds(latest, "tpp")],
+            points=[{"x": t, "y": pd_, "label": "your chip", "color": plotting.color(1)}],
+            vlines=[{"x": v, "label": f"TPP {v:,}"} for v in policy.thresholds(latest, "tpp")],
             hlines=[{"y": v, "label": f"PD {v:g}"} for v in policy.thresholds(latest, "pd")],
-            xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP",
-            ylabel="performance density (log)",
-            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd:.4g}, against the "
+            xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP (log scale)",
+            ylabel="performance density (TPP per mm², log scale)", legend="none",
+            title=f"Your chip against the {latest.name}'s thresholds",
+            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd_:.4g}, against the "
                 f"{latest.date[:4]} thresholds", height=240)
-        head = (f"<p>TPP = {tflops:g} × {bits} = <strong>{units.fmt_number(t)}</strong>; performance density = "
-                f"{units.fmt_number(t)} / {die:g} mm² = <strong>{pd:.4g}</strong>; aggregate I/O {io:g} GB/s "
-                f"(bidirectional); {market}.</p>")
-        table = ("<table class='cc-table'><tr><th>rule</th><th>category</th><th>reason</th></tr>"
-                 + "".join(rows) + "</table>")
-        return head + table + chart
+        cards = _layout.headline([
+            ("TPP", str(units.fmt_number(t)), f"{tflops:g} TFLOPS × {bits} bits"),
+            ("performance density", f"{pd_:.4g}", f"{units.fmt_number(t)} / {die:g} mm²"),
+            ("aggregate I/O", f"{io:g} GB/s", f"both directions; {market}")])
+        table = tables.show(pd.DataFrame(rows), columns={"rule": "Rule", "category": "Category",
+                                                         "reason": "Why"}).html
+        return cards + table + chart
 
     return widgets.explore(render, [
-        widgets.Slider("tflops", "Dense TFLOPS", [100, 150, 300, 600, 1000, 2000], value=300),
+        widgets.Slider("tflops", "Dense TFLOPS", [100, 150, 300, 600, 1000, 2000], value=300, fmt=lambda v: f"{v:,}"),
         widgets.Choice("bits", "Precision", {"16-bit (FP16/BF16)": 16, "8-bit (FP8/INT8)": 8}, value=16),
         widgets.Slider("die", "Die area (mm²)", [300, 600, 814], value=814),
-        widgets.Slider("io", "Aggregate I/O to other chips (GB/s, both directions)", [0, 400, 900], value=400),
+        widgets.Slider("io", "I/O to other chips (GB/s, both ways)", [0, 400, 900], value=400),
         widgets.Choice("market", "Designed for", {"datacenter": "datacenter", "consumer": "consumer"}),
     ], title="Design a chip")

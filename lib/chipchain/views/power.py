@@ -7,6 +7,7 @@ from __future__ import annotations
 from .._lazy import np
 
 from .. import _data, economics, plotting, power, systems, units, walkthrough, widgets
+from . import _layout
 
 __all__ = ["facts", "deals", "run_energy_explorer", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
 
@@ -49,6 +50,9 @@ def deals():
     return df
 
 
+_GWH = 3.6e12          # joules in a gigawatt-hour
+
+
 @widgets.explorer
 def run_energy_explorer():
     """Explorable: the energy, electricity bill and emissions of a training run.
@@ -68,20 +72,20 @@ def run_energy_explorer():
         r = power.run_ledger(n, watts, days * units.DAY, host_share=host, pue=pue, price_per_kwh=price,
                              kg_co2_per_kwh=carbon)
         bars = plotting.svg_bars(
-            [("accelerators", r.accelerator_energy), ("host, network, storage", r.host_energy),
-             ("cooling and conversion", r.overhead_energy)], unit_format=units.fmt_energy,
+            [("accelerators", r.accelerator_energy / _GWH), ("host, network, storage", r.host_energy / _GWH),
+             ("cooling and conversion", r.overhead_energy / _GWH)],
+            unit_format=lambda v: str(units.fmt_energy(v * _GWH)), xlabel="energy at the meter (GWh)",
             alt=f"Energy ledger: accelerators {units.fmt_energy(r.accelerator_energy)}, host "
                 f"{units.fmt_energy(r.host_energy)}, facility overhead {units.fmt_energy(r.overhead_energy)}")
-        rows = [("Facility power", units.fmt_power(r.facility_power)),
-                ("Energy at the meter", units.fmt_energy(r.energy)),
-                ("Electricity bill", units.fmt_dollars(r.dollars)),
-                ("Emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e"),
-                ("US household-years", units.fmt_number(r.household_years))]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
-        note = (f"<p style='font-size:90%'>{node.accelerator.name} at {units.fmt_power(watts)}; host share "
-                f"{units.fmt_power(host)} per GPU ({node.name} rating minus its GPUs, per GPU — a maximum); every "
-                f"accelerator at its rated power for the whole run.</p>")
-        return f"{bars}<table class='cc-table'>{body}</table>{note}"
+        cards = _layout.headline([
+            ("electricity bill", str(units.fmt_dollars(r.dollars)), f"at ${price:g}/kWh"),
+            ("energy at the meter", str(units.fmt_energy(r.energy)), f"facility power {units.fmt_power(r.facility_power)}"),
+            ("emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e", f"at {carbon:g} kg CO₂e/kWh"),
+            ("US household-years", str(units.fmt_number(r.household_years)), "of electricity")])
+        note = _layout.para(f"{node.accelerator.name} at {units.fmt_power(watts)}; host share {units.fmt_power(host)} "
+                            f"per GPU ({node.name} rating minus its GPUs, per GPU — a maximum); every accelerator at "
+                            f"its rated power for {days:,.0f} days; PUE {pue:g}.", small=True)
+        return cards + bars + note
 
     run_days = walkthrough.Walkthrough().run_seconds / units.DAY      # the running example: its bill by default
     return widgets.explore(render, [
@@ -91,7 +95,7 @@ def run_energy_explorer():
         widgets.Slider("pue", "PUE", [power.fact("pue_hyperscale"), power.fact("pue_seed002")],
                        value=power.fact("pue_seed002")),
         widgets.Slider("price", "Price ($/kWh)", [power.fact("us_industrial_price_2023"), power.fact("price_seed002")],
-                       value=power.fact("price_seed002")),
+                       value=power.fact("price_seed002"), fmt=lambda v: f"${v:.3g}"),
         widgets.Slider("carbon", "Grid (kg CO₂e/kWh)", [0.1, power.fact("us_grid_kg_co2_per_kwh")],
                        value=power.fact("us_grid_kg_co2_per_kwh")),
     ], title="Energy and cost of a training run")
@@ -148,6 +152,8 @@ def buy_vs_rent_explorer():
     host = power.host_share("H100")
     base_price = power.fact("h100_price_seed002")
 
+    chapter = economics.cost_per_used_hour(economics.ownership_cost(base_price, us, "H100", host))
+
     def render(rent, purchase, price, years):
         base = economics.ownership_cost(purchase, us, "H100", host, price_per_kwh=price,
                                         depreciation_seconds=years * units.YEAR)
@@ -155,29 +161,39 @@ def buy_vs_rent_explorer():
         u_star = economics.break_even_utilisation(base.fixed, base.variable_per_used_hour, rent)
         vlines = [{"x": u_star, "label": f"break-even {units.fmt_percent(u_star)}", "color": "#000"}] \
             if u_star <= 1 else []
+        lines = [{"x": list(us), "y": list(owned), "label": "own: cost per used GPU-hour", "color": plotting.color(0)},
+                 {"x": [us[0], us[-1]], "y": [rent, rent], "label": f"rent ${rent:g}/h", "dash": True,
+                  "color": plotting.color(1)}]
+        if not np.allclose(owned, chapter):
+            lines.append({"x": list(us), "y": list(chapter), "label": "own, the chapter's assumptions",
+                          "color": "#999", "dash": True})
         chart = plotting.svg_chart(
-            lines=[{"x": list(us), "y": list(owned), "label": "own (per used hour)"},
-                   {"x": [us[0], us[-1]], "y": [rent, rent], "label": "rent", "dash": True}],
-            vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)), xlabel="utilisation of the owned GPU",
-            ylabel="$ per used GPU-hour",
+            lines=lines, vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)),
+            xlabel="utilisation of the owned GPU (share of the year's hours)", ylabel="$ per used GPU-hour",
+            xformat="percent", height=260,
             alt=f"Owning costs ${owned[-1]:.2f} per used hour at full use and more at lower use; renting "
                 f"costs ${rent:.2f}. Break-even utilisation {units.fmt_percent(u_star)}.")
-        verdict = (f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation." if u_star <= 1 else
-                   f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
-                   f"{units.fmt_percent(u_star)}).")
-        parts = (f"depreciation {units.fmt_dollars(base.depreciation)}, operations {units.fmt_dollars(base.operations)}"
-                 f", facility {units.fmt_dollars(base.facility)} a year fixed; energy and cooling "
-                 f"${base.variable_per_used_hour:.3f} per used hour")
-        return f"{chart}<p><strong>{verdict}</strong> Owning: {parts}.</p>"
+        verdict = (_layout.verdict(f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation.", None)
+                   if u_star <= 1 else
+                   _layout.verdict(f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
+                                   f"{units.fmt_percent(u_star)}).", None))
+        fixed = plotting.svg_bars(
+            [("depreciation", base.depreciation), ("operations", base.operations), ("facility", base.facility),
+             ("energy and cooling at full use", base.variable_per_used_hour * 8760)],
+            unit_format=lambda v: str(units.fmt_dollars(round(v, -1))), xlabel="cost of a year of ownership ($)",
+            alt=f"A year of ownership at full use: depreciation {units.fmt_dollars(base.depreciation)}, operations "
+                f"{units.fmt_dollars(base.operations)}, facility {units.fmt_dollars(base.facility)}, energy and "
+                f"cooling {units.fmt_dollars(base.variable_per_used_hour * 8760)}")
+        return verdict + chart + fixed
 
     return widgets.explore(render, [
         widgets.Slider("rent", "Rent ($/GPU-hour)", [1.5, power.fact("rent_seed002"), 3.0, 4.0],
-                       value=power.fact("rent_seed002")),
+                       value=power.fact("rent_seed002"), fmt=lambda v: f"${v:g}"),
         widgets.Slider("purchase", "Purchase ($ per GPU)", [25_000, base_price, 40_000], value=base_price,
                        fmt=lambda v: units.fmt_dollars(v)),
         widgets.Slider("price", "Electricity ($/kWh)",
                        [power.fact("us_industrial_price_2023"), power.fact("price_seed002")],
-                       value=power.fact("price_seed002")),
+                       value=power.fact("price_seed002"), fmt=lambda v: f"${v:.3g}"),
         widgets.Slider("years", "Depreciation (years)", [int(power.fact("depreciation_years_seed002")), 5],
                        value=int(power.fact("depreciation_years_seed002"))),
     ], title="Buy or rent?")

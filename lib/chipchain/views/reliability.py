@@ -8,6 +8,7 @@ from functools import lru_cache
 from .._lazy import np
 
 from .. import _check, _data, checkpoint, failsim, plotting, reliability, widgets
+from . import _layout
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
 
 
@@ -136,18 +137,20 @@ def resume_view(params, optimizer, rng, loader) -> str:
         lines=[{"x": xs, "y": smooth(ref.losses), "label": "uninterrupted run"},
                {"x": xs, "y": smooth(run.losses), "label": "stopped at step 50, resumed", "dash": True}],
         vlines=[{"x": _RESUME_STOP, "label": "restart"}], ylog=True, xlabel="training step",
-        ylabel="mini-batch loss (5-step mean)",
+        ylabel="mini-batch loss (5-step mean, log scale)", height=250,
         alt=f"Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing "
             f"{', '.join(missing) or 'nothing'}; the curves {'coincide' if same else 'separate after the restart'}.")
+    names = {"params": "parameters", "optimizer": "optimizer state", "rng": "RNG state",
+             "loader": "data-loader position"}
     if same:
-        verdict = (f"<p><strong>Bit-identical.</strong> All {run.params.size:,} final weights equal the "
-                   "uninterrupted run's, bit for "
-                   f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.</p>")
+        verdict = _layout.verdict(f"All {run.params.size:,} final weights equal the uninterrupted run's, bit for "
+                                  f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.", True, "Bit-identical.")
     else:
-        verdict = (f"<p><strong>Diverged.</strong> Missing: {', '.join(missing)}. Largest final-weight difference "
-                   f"{dmax:.2e}; final loss {run.losses[-1]:.4f} vs {ref.losses[-1]:.4f} uninterrupted. "
-                   f"Checkpoint size: {run.checkpoint_bytes:,} bytes.</p>")
-    return chart + verdict
+        verdict = _layout.verdict(
+            f"Missing: {', '.join(names.get(p, p) for p in missing)}. Largest final-weight difference {dmax:.3g}; "
+            f"final loss {run.losses[-1]:.4f} against {ref.losses[-1]:.4f} uninterrupted. Checkpoint size: "
+            f"{run.checkpoint_bytes:,} bytes.", False, "Diverged.")
+    return verdict + chart
 
 
 @widgets.explorer
@@ -156,10 +159,10 @@ def resume_explorer():
     _resume_grid()
     return widgets.explore(
         resume_view,
-        [widgets.Toggle("params", "parameters", value=True, labels=["not saved", "saved"]),
-         widgets.Toggle("optimizer", "optimizer state", value=True, labels=["not saved", "saved"]),
+        [widgets.Toggle("params", "Parameters", value=True, labels=["not saved", "saved"]),
+         widgets.Toggle("optimizer", "Optimizer state", value=True, labels=["not saved", "saved"]),
          widgets.Toggle("rng", "RNG state", value=True, labels=["not saved", "saved"]),
-         widgets.Toggle("loader", "data-loader position", value=True, labels=["not saved", "saved"])],
+         widgets.Toggle("loader", "Data-loader position", value=True, labels=["not saved", "saved"])],
         title="Exact resume: what must a checkpoint hold?")
 
 
@@ -181,26 +184,32 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
                 "label": "goodput"}],
         points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.0f} min", "color": plotting.color(1)}],
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
-        ylabel="goodput",
+        ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
         alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
             f"with goodput {g:.1%}.")
     lost = checkpoint.lost_seconds_per_week(g) / HOUR
-    rows = [("cluster mean time between interruptions", fmt_duration(m)),
-            ("interruptions per week", f"{7 * DAY / m:.1f}"),
-            ("Young interval √(2CM)", fmt_duration(ty)), ("Daly interval", fmt_duration(td)),
-            ("goodput at Daly's interval", fmt_percent(g, 3)),
-            ("wall-clock hours lost per week", f"{lost:.1f} h ({lost * n_gpus:,.0f} GPU-hours)")]
-    body = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
-    return chart + f'<table class="cc-table"><tbody>{body}</tbody></table>'
+    cards = _layout.headline([
+        ("goodput at Daly's interval", str(fmt_percent(g, 3)), f"{lost:.1f} h lost per week"),
+        ("checkpoint every", str(fmt_duration(td)), f"Daly; Young √(2CM): {fmt_duration(ty)}"),
+        ("cluster MTBF", str(fmt_duration(m)), f"{7 * DAY / m:.1f} interruptions per week"),
+        ("GPU-hours lost per week", f"{round(lost * n_gpus, -2 if lost * n_gpus < 1e5 else -3):,.0f}",
+         f"on {n_gpus:,} GPUs")])
+    return cards + chart + _layout.para(f"Restart (detection, relaunch, reload) fixed at "
+                                        f"{fmt_duration(_GOODPUT_RESTART)}; checkpoint write {fmt_duration(c)}.",
+                                        small=True)
 
 
 @widgets.explorer
 def goodput_explorer():
-    """Chapter 7: cluster size, per-GPU MTBF and checkpoint write time → interval, goodput, hours lost per week."""
+    """Chapter 7: cluster size, per-GPU MTBF and checkpoint write time → interval, goodput, hours lost per week.
+    The default is the chapter's case: Llama 3's 16,384 GPUs at Llama 3's own per-GPU interruption rate, a one-minute
+    write and a ten-minute restart."""
+    llama3 = 1.0 / reliability.llama3_per_gpu_rate() / YEAR
     return widgets.explore(
         goodput_view,
-        [widgets.Slider("n_gpus", "GPUs", [256, 1024, 4096, 16384, 65536], value=1024, fmt=","),
-         widgets.Slider("gpu_mtbf_years", "per-GPU MTBF (years)", [1.0, 2.0, 5.8, 10.0, 20.0], value=5.8),
-         widgets.Slider("checkpoint_seconds", "checkpoint write", [10.0, 30.0, 60.0, 120.0, 300.0, 600.0],
+        [widgets.Slider("n_gpus", "GPUs", [256, 1024, 4096, 16384, 65536], value=16384, fmt=","),
+         widgets.Slider("gpu_mtbf_years", "Per-GPU MTBF (years)", [1.0, 2.0, llama3, 10.0, 20.0], value=llama3,
+                        fmt=lambda v: f"{v:.1f} (Llama 3)" if v == llama3 else f"{v:g}"),
+         widgets.Slider("checkpoint_seconds", "Checkpoint write", [10.0, 30.0, 60.0, 120.0, 300.0, 600.0],
                         value=60.0, fmt=lambda s: f"{s:g} s" if s < 60 else f"{s / 60:g} min")],
         title="Young/Daly: how often to checkpoint, and what failures cost")

@@ -6,11 +6,13 @@ from the caller; the library's ledger rows carry only the number.
 """
 from __future__ import annotations
 
-from .. import hardware, plotting, source_checks, units, widgets
+from .. import hardware, plotting, source_checks, tables, units, widgets
+from . import _layout
 from ..units import DAY
 from ..walkthrough import Walkthrough
 
-__all__ = ["inputs_table", "ledger_table", "ledger_html", "evidence_table", "plot_time_budget", "source_check_table",
+__all__ = ["inputs_table", "ledger_table", "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
+           "plot_time_budget", "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
 
 
@@ -49,26 +51,101 @@ def ledger_table(walkthrough: Walkthrough | None = None, titles: dict | None = N
     return df
 
 
-def ledger_html(walkthrough: Walkthrough, titles: dict | None = None) -> str:
-    """The ledger as an HTML table with a one-line heading of the run it describes, and a last line with the range
-    of run lengths the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`)."""
+def _ledger_cards(w: Walkthrough) -> list:
+    """(label, value, note, colour) of each step's headline, from the walkthrough's own texts (one rounding)."""
+    t = w.texts()
+    s2 = w.step2_compute()
+    others = [k for k in t if k.startswith("days_")]
+    cards = [("① model states", t["states"], t["cards"], None),
+             ("② compute, 6ND", f"{tables.fmt_value(s2.flops, 2)} FLOP",
+              f"cluster peak {t['cluster_peak']}", None),
+             (f"③ run at {w.mfu:.0%} MFU".replace("%", " %"), t["days"],
+              "; ".join(f"{t[k]} at {k[5:]} % MFU" for k in others) or None, None)]
+    if w.plan is None:
+        cards.append(("④ plan", "no plan fits", w.plan_reason, _layout.BAD))
+    else:
+        p = w.plan
+        cards.append(("④ plan", f"TP {p.tp} × PP {p.pp} × DP {p.dp}",
+                      f"ZeRO-{p.zero}, {p.microbatches:,} micro-batches; bubble {t['idle']}", None))
+        total, _, verdict = t["per_gpu"].rpartition(": ")
+        used, _, card = total.partition(" of ")
+        cards.append(("⑤ memory per GPU", used, f"of {card}: {verdict}",
+                      _layout.GOOD if verdict == "fits" else _layout.BAD))
+    cards.append(("⑥ goodput", t["goodput"], f"{t['interruptions']} interruptions; {t['lost']} lost",
+                  None))
+    electricity = f"electricity {t['bill']} ({t['energy']} at {t['facility']})"
+    if "total_cost" in t:
+        cards.append(("⑦ rent + electricity", t["total_cost"], f"rent {t['rent']}; {electricity}", None))
+    else:
+        cards.append(("⑦ electricity bill", t["bill"], f"{t['energy']} at {t['facility']}", None))
+    exports = sorted(k for k in t if k.startswith("export_"))
+    if exports:
+        rule = exports[-1][len("export_"):]
+        ship = t.get(f"shippable_{rule}")
+        cards.append((f"⑧ export, {rule} rule", t[exports[-1]],
+                      f"fastest part it lets through: {ship}" if ship else None, None))
+    if "serve_cost" in t:
+        cards.append(("⑨ serving, per M tokens", t["serve_cost"],
+                      "; ".join(x for x in (f"GPUs: {t['serve_gpus']}" if "serve_gpus" in t else "",
+                                            t.get("serve_tps", "")) if x) or None, None))
+    return cards
+
+
+def ledger_html(walkthrough: Walkthrough, titles: dict | None = None, reference: Walkthrough | list | None = None
+                ) -> str:
+    """The ledger at a glance: a one-line heading of the run, each step's headline figure as a card (with the
+    ``reference`` walkthrough's value under any that differs; a list of cards from :func:`_ledger_cards` is
+    accepted too), the run's days at 100 % of peak, at its MFU and on the wall clock as bars, and the range of run
+    lengths the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`). Compact
+    enough to sit on one screen with the explorer's controls. ``titles`` is accepted for compatibility and unused
+    (the full table, with chapters, is :func:`ledger_table`)."""
     w = walkthrough
-    rows = "".join(f"<tr><td>{r.name}</td><td>{r.quantity}</td><td><b>{r.text}</b></td>"
-                   f"<td>{titles.get(r.chapter, r.chapter) if titles else f'ch. {r.chapter}'}</td></tr>"
-                   for r in w.ledger_rows())
+    cards = _ledger_cards(w)
+    if reference is not None:
+        ref_cards = reference if isinstance(reference, list) else _ledger_cards(reference)
+        ref = {c[0][0]: c[1] for c in ref_cards}
+        cards = [(label, value, ((note + " · " if note else "") + f"running example: {ref[label[0]]}")
+                  if ref.get(label[0]) not in (None, value) else note, colour)
+                 for label, value, note, colour in cards]
+    head = (f"{w.model.name}, {w.tokens / units.TERA:g} T tokens, {w.n_gpus:,} × {w.accelerator.name} at "
+            f"{units.fmt_rate(w.peak_flops)} × {w.mfu:.0%} MFU".replace("%", " %"))
     try:
         e = w.step3_evidence()
         lo, mid, hi = e.mfus
-        evidence = (f"<p>At the MFU comparable published runs achieved ({units.fmt_percent(lo)} – "
+        evidence = (f"At the MFU comparable published runs achieved ({units.fmt_percent(lo)} – "
                     f"{units.fmt_percent(hi)}, median {units.fmt_percent(mid)}; {len(e.runs)} runs): "
                     f"{units.fmt_duration(e.seconds[2])} – {units.fmt_duration(e.seconds[0])}, median "
-                    f"{units.fmt_duration(e.seconds[1])}, downtime included.</p>")
+                    f"{units.fmt_duration(e.seconds[1])}, downtime included.")
     except ValueError as err:
-        evidence = f"<p>{err}</p>"
-    return (f"<p>{w.model.name}, {units.fmt_sci(w.tokens)} tokens, {w.n_gpus:,} × {w.accelerator.name} at "
-            f"{units.fmt_rate(w.peak_flops)} × {w.mfu:.0%} MFU</p>"
-            f"<table class='cc-table'><tr><th>step</th><th>quantity</th><th>value</th><th>chapter</th></tr>"
-            f"{rows}</table>{evidence}")
+        evidence = str(err)
+    return (_layout.para(head) + _layout.headline(cards) + time_budget_html(w) + _layout.para(evidence, small=True))
+
+
+def time_budget_days(walkthrough: Walkthrough | None = None) -> list:
+    """(label, days) of the run at 100 % of peak, at the walkthrough's MFU (step ③) and on the wall clock once
+    failures, checkpoints and restarts are paid (step ⑥: run / goodput).
+
+    >>> [round(d) for _, d in time_budget_days()]
+    [76, 152, 156]
+    """
+    w = Walkthrough() if walkthrough is None else walkthrough
+    s2 = w.step2_compute()
+    return [("at 100 % of peak", s2.flops / s2.cluster_peak / DAY),
+            (f"at {w.mfu:.0%} MFU (step ③)".replace("%", " %"), w.run_seconds / DAY),
+            ("on the wall clock (step ⑥)", w.step6_failures().wall_seconds / DAY)]
+
+
+def time_budget_html(walkthrough: Walkthrough | None = None) -> str:
+    """:func:`time_budget_days` as one stacked bar for explorables: the days at 100 % of peak, the days utilisation
+    below peak adds (step ③) and the days failures add (step ⑥); the bar's length is the wall-clock run."""
+    w = Walkthrough() if walkthrough is None else walkthrough
+    (_, peak), (_, at_mfu), (_, wall) = time_budget_days(w)
+    segs = [("at 100 % of peak", peak), (f"added by {w.mfu:.0%} MFU".replace("%", " %"), at_mfu - peak),
+            ("added by failures", max(wall - at_mfu, 0.0))]
+    return plotting.svg_bars(segs, unit_format=lambda v: f"{v:,.1f} days" if v < 10 else f"{v:,.0f} days",
+                             xlabel=f"days on the cluster: {wall:,.0f} on the wall clock",
+                             alt=f"Run length: {peak:,.0f} days at 100 % of peak, {at_mfu:,.0f} at "
+                                 f"{units.fmt_percent(w.mfu)} MFU, {wall:,.0f} on the wall clock with failures")
 
 
 def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.0):
@@ -102,12 +179,7 @@ def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.
 def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
     """Static figure: the run's length in days at 100 % of peak, at the walkthrough's MFU (step ③), and on the wall
     clock once failures, checkpoints and restarts are paid (step ⑥: run / goodput). Returns the Axes."""
-    w = Walkthrough() if walkthrough is None else walkthrough
-    s2 = w.step2_compute()
-    f6 = w.step6_failures()
-    bars = [("at 100 % of peak", s2.flops / s2.cluster_peak / DAY),
-            (f"at {w.mfu:.0%} MFU (step ③)", w.run_seconds / DAY),
-            ("on the wall clock (step ⑥)", f6.wall_seconds / DAY)]
+    bars = time_budget_days(walkthrough)
     ax = plotting.axes(ax)
     ys = range(len(bars))
     ax.barh(list(ys), [b[1] for b in bars], color=[plotting.color(i) for i in ys])
@@ -175,7 +247,9 @@ def four_questions(accelerators=("A100", "H100", "H800", "B200")):
 @widgets.explorer
 def ledger_explorer():
     """The whole ledger, recomputed for a model, a cluster size, a GPU type and a utilisation; the plan is found
-    again for each (:func:`chipchain.plans.search`), and a combination with no plan that fits says so."""
+    again for each (:func:`chipchain.plans.search`), and a combination with no plan that fits says so. Each view is
+    the ledger at a glance (:func:`ledger_html`), with the running example's value beside every figure that moved."""
+    reference = _ledger_cards(Walkthrough())
 
     def render(model, n_gpus, accelerator, mfu):
         try:
@@ -183,12 +257,12 @@ def ledger_explorer():
                             mfus=tuple(dict.fromkeys((mfu, 0.3))))     # as the chapter: its MFU, and 30 %
         except ValueError as e:
             return widgets.message(str(e))
-        return ledger_html(w)
+        return ledger_html(w, reference=reference)
 
     return widgets.explore(render, [
-        widgets.Choice("model", "model", {"Llama-2-7B": "7B", "Llama-2-70B": "70B", "GPT-3 175B": "175B"},
+        widgets.Choice("model", "Model", {"Llama 2 7B": "7B", "Llama 2 70B": "70B", "GPT-3 175B": "175B"},
                        value="175B"),
-        widgets.Slider("n_gpus", "GPUs", [512, 1024, 2048], value=1024),
+        widgets.Slider("n_gpus", "GPUs", [512, 1024, 2048], value=1024, fmt=lambda v: f"{v:,}"),
         widgets.Choice("accelerator", "GPU", {"A100 (80 GB)": "A100", "H100 (SXM)": "H100"}, value="A100"),
-        widgets.Slider("mfu", "MFU", [0.3, 0.4, 0.5], value=0.5, fmt=lambda v: f"{v:.0%}"),
+        widgets.Slider("mfu", "MFU", [0.3, 0.4, 0.5], value=0.5, fmt=lambda v: str(units.fmt_percent(v))),
     ], title="The whole ledger: 2 T tokens, one training run from chip to nation")

@@ -1,0 +1,315 @@
+"""`make lab`: JupyterLab on a reader's copy of the book, with the prose rendered as on the website.
+
+The chapters' Markdown is MyST for Jupyter Book. In JupyterLab the jupyterlab-myst extension (pinned in
+``requirements.lock``) renders MyST — admonitions, exercises, dropdowns, maths — but it does not know myst-nb's
+``{glue:}`` roles (their values live in the notebook's own outputs), Sphinx's ``{term}`` (the glossary is another
+page) or sphinxcontrib-bibtex's ``{cite:p}``/``{cite:t}`` (the bibliography is a .bib file). So this tool writes a
+reader's copy of every chapter and lab into ``_build/lab/`` (the notebooks in the repository are never touched), in
+which
+
+- every ``{glue:}``/``{glue:text}`` role is replaced by its value, read from the notebook's stored glue output and
+  formatted as myst-nb formats it (``{glue:text}`key:.1f``` → ``7.0``);
+- every ``{term}`` becomes a link to ``glossary.md``, written beside the chapters: every term with its definition, in
+  plain Markdown;
+- every ``{cite:p}``/``{cite:t}`` becomes the author–year text the website shows (``book/_ext/steel_bib.py`` computes
+  the labels, a/b suffixes included), linked to ``references.md``, the bibliography in plain Markdown;
+- every ``{doc}`` becomes a link to the chapter's notebook or the page's text;
+- every exercise's solution becomes a collapsed ``{dropdown}``: the reader sees "Solution" and clicks to open it;
+- the website-only "Run this chapter" line is dropped, and the code of cells the website hides (``remove-cell``,
+  ``hide-input``, ``remove-input``) is collapsed (``jupyter.source_hidden``);
+
+and then signs each copy as trusted for the user running it (what ``jupyter trust`` does), so that stored SVG and HTML
+outputs — figures, tables, explorables' last views — display without re-running. ``--serve`` then starts JupyterLab
+on the copy (with ``--allow-root`` only when run as root, which JupyterLab otherwise refuses).
+
+Run from the project root:  .venv/bin/python tools/lab_book.py [--output-dir _build/lab] [--serve [lab args…]]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("chapters", "labs")
+GLUE_PREFIX = "application/papermill.record/"
+HIDDEN_TAGS = {"remove-cell", "hide-input", "remove-input", "hide-cell"}
+
+_ROLE = re.compile(r"\{(glue|glue:|glue:text|glue:md|glue:any|term|cite:p|cite:t|cite|doc)\}`([^`]*)`")
+_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M)
+_RUN_LINE = re.compile(r'^<p class="cc-run">.*?</p>\s*$\n?', re.M | re.S)
+
+
+# ---------------------------------------------------------------------------------------------------- glue values
+def glue_values(nb: dict) -> dict[str, str]:
+    """name -> text/plain of every glued value the notebook stores (myst-nb's scrapbook outputs)."""
+    out = {}
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            sb = o.get("metadata", {}).get("scrapbook")
+            if not sb:
+                continue
+            data = o.get("data", {})
+            text = data.get(sb.get("mime_prefix", "") + "text/plain", data.get("text/plain"))
+            if text is not None:
+                out[sb["name"]] = "".join(text) if isinstance(text, list) else text
+    return out
+
+
+def format_plain(text: str, fmt: str) -> str:
+    """A text/plain glue value formatted as myst-nb's ``{glue:text}`` formats it (myst_nb.core.variables)."""
+    numpy_scalar = re.fullmatch(r"np\.\w+\((.*)\)", text.strip())    # NumPy 2's repr: np.float64(46.05)
+    try:
+        value = ast.literal_eval(numpy_scalar.group(1) if numpy_scalar else text)
+    except (SyntaxError, ValueError):
+        value = text
+    if fmt == "":
+        return str(value)
+    kind = fmt[-1]
+    if kind == "s":
+        value = str(value)
+    elif kind in "bcdoxX":
+        value = int(value)
+    elif kind in "eEfFgGn%":
+        value = float(value)
+    return format(value, fmt)
+
+
+def _escape(text: str) -> str:
+    """Glued text placed in Markdown: a dollar sign must not open maths, a star or underscore not emphasis."""
+    return re.sub(r"([$*_\\`<])", r"\\\1", text)
+
+
+# ---------------------------------------------------------------------------------------------- glossary, references
+def glossary(path: Path = ROOT / "book" / "glossary.md") -> dict[str, tuple[str, str]]:
+    """lower-cased term (every alias line) -> (the entry's first term, its definition) from the ``{glossary}``."""
+    text = path.read_text(encoding="utf-8")
+    m = re.search(r"^(`{3,}|:{3,})\{glossary\}[^\n]*\n(.*?)^\1", text, re.S | re.M)
+    if not m:
+        raise RuntimeError(f"no {{glossary}} directive in {path}")
+    entries, terms, definition = {}, [], []
+
+    def flush():
+        if terms:
+            for t in terms:
+                entries[t.lower()] = (terms[0], " ".join(definition).strip())
+
+    for line in m.group(2).splitlines():
+        if not line.strip() or line.startswith(":"):
+            continue
+        if line[0].isspace():
+            definition.append(line.strip())
+        else:
+            if definition:
+                flush()
+                terms, definition = [], []
+            terms.append(line.strip())
+    flush()
+    return entries
+
+
+def bibliography(path: Path = ROOT / "book" / "references.bib") -> dict[str, dict]:
+    """key -> {author, year, title, url} with the website's author–year labels (book/_ext/steel_bib.py)."""
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(path)).entries
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        import steel_bib
+        labels = steel_bib.author_year_labels(entries)
+    except ImportError:       # the extension is the one place labels are computed; without it, last names
+        labels = {k: (" and ".join(p.last_names[0] for p in e.persons.get("author", [])[:2]) or k,
+                      e.fields.get("year", "n.d.")) for k, e in entries.items()}
+    finally:
+        sys.path.pop(0)
+    out = {}
+    for key, e in entries.items():
+        author, year = labels[key]
+        url = e.fields.get("url") or (f"https://doi.org/{e.fields['doi']}" if "doi" in e.fields else "")
+        title = re.sub(r"[{}\\]", "", e.fields.get("title", ""))
+        out[key] = {"author": author.replace("{", "").replace("}", ""), "year": year, "title": title, "url": url,
+                    "note": re.sub(r"[{}\\]", "", e.fields.get("howpublished", ""))}
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------- rendering
+class Renderer:
+    """Turns one notebook's MyST roles into Markdown that jupyterlab-myst renders."""
+
+    def __init__(self, glue: dict[str, str], terms: dict, refs: dict, depth: int, name: str):
+        self.glue, self.terms, self.refs, self.name = glue, terms, refs, name
+        self.up = "../" * depth
+        self.unresolved: list[str] = []
+
+    def role(self, m: re.Match) -> str:
+        kind, content = m.group(1), m.group(2)
+        if kind.startswith("glue"):
+            return self.glued(kind, content)
+        if kind == "term":
+            return self.term(content)
+        if kind.startswith("cite"):
+            return self.cite(kind, content)
+        return self.doc(content)
+
+    def glued(self, kind: str, content: str) -> str:
+        key, fmt = content, ""
+        if kind == "glue:text":     # myst-nb: ``key:format``, the format "s" when there is none
+            key, fmt = content.rsplit(":", 1) if ":" in content else (content, "s")
+        if key not in self.glue:
+            self.unresolved.append(f"{self.name}: glue {key!r} has no stored value")
+            return f"**[{key}: run the notebook]**"
+        value = self.glue[key]
+        try:
+            text = format_plain(value, fmt) if kind == "glue:text" else value
+        except ValueError:
+            self.unresolved.append(f"{self.name}: glue {key!r} = {value!r} does not take the format {fmt!r}")
+            text = value
+        if kind != "glue:text" and re.fullmatch(r"'[^']*'|\"[^\"]*\"", text):
+            text = text[1:-1]
+        return _escape(text)
+
+    def term(self, content: str) -> str:
+        m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
+        text, target = (m.group(1), m.group(2)) if m else (content, content)
+        entry = self.terms.get(target.strip().lower())
+        if not entry:
+            self.unresolved.append(f"{self.name}: term {target!r} is not in the glossary")
+            return text
+        return f"[{text}]({self.up}glossary.md)"
+
+    def cite(self, kind: str, content: str) -> str:
+        parts = []
+        for key in (k.strip() for k in content.split(",") if k.strip()):
+            ref = self.refs.get(key)
+            if not ref:
+                self.unresolved.append(f"{self.name}: citation {key!r} is not in references.bib")
+                parts.append(key)
+                continue
+            if kind == "cite:t":
+                parts.append(f'[{ref["author"]} ({ref["year"]})]({self.up}references.md)')
+            else:
+                parts.append(f'[{ref["author"]}, {ref["year"]}]({self.up}references.md)')
+        return ", ".join(parts) if kind == "cite:t" else "(" + "; ".join(parts) + ")"
+
+    def doc(self, content: str) -> str:
+        m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
+        text, target = (m.group(1), m.group(2)) if m else (None, content.strip())
+        path = target.lstrip("/")
+        stem = path.split("/")[-1]
+        if "chapters/" in path or "labs/" in path:
+            folder = "chapters" if "chapters/" in path else "labs"
+            return f"[{text or stem}]({self.up}{folder}/{stem}.ipynb)"
+        return text or stem.replace("_", " ").capitalize()
+
+    def markdown(self, src: str) -> str:
+        src = _RUN_LINE.sub("", src)
+        src = _SOLUTION.sub(self._dropdown, src)
+        return _ROLE.sub(self.role, src)
+
+    @staticmethod
+    def _dropdown(m: re.Match) -> str:
+        body = "\n".join(line for line in m.group("body").splitlines() if not re.match(r"^:(class|label):", line))
+        fence = m.group("fence")
+        return f"{fence}{{dropdown}} Solution\n{body.strip()}\n{fence}"
+
+
+def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "") -> tuple[dict, list[str]]:
+    """The notebook with its Markdown rendered for JupyterLab and its hidden code collapsed; plus what stayed raw."""
+    r = Renderer(glue_values(nb), terms, refs, depth, name)
+    cells = []
+    for cell in nb["cells"]:
+        cell = json.loads(json.dumps(cell))
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown":
+            cell["source"] = r.markdown(src)
+        elif cell["cell_type"] == "code" and HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+            cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
+        cells.append(cell)
+    return {**nb, "cells": cells}, r.unresolved
+
+
+def glossary_page(terms: dict, refs: dict) -> str:
+    r = Renderer({}, terms, refs, 0, "glossary")
+    seen, lines = set(), ["# Glossary", "", "The terms the chapters link, each with its definition (as in the book's "
+                          "glossary page).", ""]
+    for first, definition in sorted(set(terms.values()), key=lambda e: e[0].lower()):
+        if first in seen:
+            continue
+        seen.add(first)
+        aliases = sorted({t for t, e in terms.items() if e[0] == first and t != first.lower()})
+        names = first + "".join(f" / {a}" for a in aliases)
+        lines += [f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
+    return "\n".join(lines)
+
+
+def references_page(refs: dict) -> str:
+    lines = ["# References", ""]
+    for key, ref in sorted(refs.items(), key=lambda kv: (kv[1]["author"].lower(), kv[1]["year"])):
+        title = f"[{ref['title']}]({ref['url']})" if ref["url"] else ref["title"]
+        lines += [f"- **{ref['author']}, {ref['year']}**. {title}." + (f" {ref['note']}." if ref["note"] else ""), ""]
+    return "\n".join(lines)
+
+
+def sign(paths) -> None:
+    """Mark each notebook trusted for this user (``jupyter trust``), so stored SVG/HTML outputs display."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary()
+    for path in paths:
+        notary.sign(nbformat.read(str(path), as_version=4))
+
+
+def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> dict:
+    """Write the reader's copy into ``output_dir``; return ``{"notebooks": [...], "unresolved": [...]}``."""
+    terms, refs = glossary(), bibliography()
+    if output_dir.exists():
+        shutil.rmtree(output_dir)
+    written, unresolved = [], []
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            copy, missing = reader_copy(nb, terms, refs, depth=1, name=f"{folder}/{path.name}")
+            target = output_dir / folder / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            written.append(target)
+            unresolved += missing
+    (output_dir / "glossary.md").write_text(glossary_page(terms, refs), encoding="utf-8")
+    (output_dir / "references.md").write_text(references_page(refs), encoding="utf-8")
+    if trust:
+        sign(written)
+    return {"notebooks": written, "unresolved": unresolved}
+
+
+def lab_command(root: Path, extra=()) -> list[str]:
+    """The JupyterLab command line for ``root``: --allow-root only when running as root."""
+    cmd = [str(Path(sys.executable).with_name("jupyter")), "lab", str(root)]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd + list(extra)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output-dir", type=Path, default=ROOT / "_build" / "lab")
+    parser.add_argument("--serve", action="store_true", help="then start JupyterLab on the copy")
+    args, extra = parser.parse_known_args(argv)
+    result = prepare(args.output_dir)
+    for line in result["unresolved"]:
+        print(f"lab_book: left as text: {line}", file=sys.stderr)
+    print(f"lab_book: {len(result['notebooks'])} notebooks written to {args.output_dir} and trusted; "
+          f"{len(result['unresolved'])} roles left as text")
+    if args.serve:
+        cmd = lab_command(args.output_dir, extra)
+        os.execv(cmd[0], cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
