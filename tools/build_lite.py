@@ -331,12 +331,23 @@ def with_install_cell(notebook: dict) -> dict:
     return nb
 
 
+def joined(notebook: dict) -> dict:
+    """``notebook`` with nbformat's line lists joined into strings (cell sources, output text and data), as a Jupyter
+    server hands a notebook to JupyterLab. JupyterLite serves the file as it is, and its JupyterLab (4.4) expects
+    strings: its table of contents fails on a stored Markdown output kept as a list of lines ("e.split is not a
+    function"), then on every cell run after it."""
+    from nbformat import from_dict
+    from nbformat.v4.rwbase import rejoin_lines
+
+    return json.loads(json.dumps(rejoin_lines(from_dict(json.loads(json.dumps(notebook))))))
+
+
 def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
-    """Copy every notebook of ``chapters`` into ``dest``, each with the install cell first."""
+    """Copy every notebook of ``chapters`` into ``dest``, each with the install cell first and lines joined."""
     dest.mkdir(parents=True, exist_ok=True)
     out = []
     for path in sorted(chapters.glob("*.ipynb")):
-        nb = json.loads(path.read_text(encoding="utf-8"))
+        nb = joined(json.loads(path.read_text(encoding="utf-8")))
         target = dest / path.name
         target.write_text(json.dumps(with_install_cell(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         out.append(target)

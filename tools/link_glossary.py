@@ -17,9 +17,9 @@ Idempotent: a term already linked in a chapter is left alone. Only prose is touc
 roles, links, HTML, directive options or admonition titles.
 
 Run from the project root:
-    python tools/link_glossary.py [--fix] [--dry-run] [chapters/*.ipynb]
+    python tools/link_glossary.py [--fix | --unlink-only] [--dry-run] [chapters/*.ipynb]
 ``--fix`` first turns every wrong link back into plain text (``{term}`zeros <ZeRO>``` → ``zeros``), then links
-first uses. ``--dry-run`` prints what would change (a diff) and writes nothing. Only markdown cells change:
+first uses; ``--unlink-only`` only removes the wrong links. ``--dry-run`` prints what would change (a diff) and writes nothing. Only markdown cells change:
 stored outputs stay valid, so no re-execution is needed.
 """
 from __future__ import annotations
@@ -261,9 +261,12 @@ def link_audit(text: str, terms: list[str]) -> list[tuple[str, str, str | None]]
     return out
 
 
-def link_texts(texts: list[str], terms: list[str], fix: bool = False, log: list[str] | None = None) -> list[str]:
-    """Markdown cell texts with wrong links removed (``fix``) and first uses linked."""
+def link_texts(texts: list[str], terms: list[str], fix: bool = False, log: list[str] | None = None,
+               link: bool = True) -> list[str]:
+    """Markdown cell texts with wrong links removed (``fix``) and first uses linked (``link``)."""
     texts = [unlink_wrong(t, terms, log) for t in texts] if fix else list(texts)
+    if not link:
+        return texts
     whole = "\n".join(texts)
     for term in sorted(terms, key=len, reverse=True):
         if re.search(rf"\{{term\}}`({re.escape(term)}|[^`<]*<{re.escape(term)}>)`", whole):
@@ -286,13 +289,14 @@ def link_texts(texts: list[str], terms: list[str], fix: bool = False, log: list[
     return texts
 
 
-def link_notebook(path: Path, terms: list[str], fix: bool = False, dry_run: bool = False) -> tuple[int, str]:
+def link_notebook(path: Path, terms: list[str], fix: bool = False, dry_run: bool = False,
+                  link: bool = True) -> tuple[int, str]:
     """Link (and with ``fix`` unlink) ``path`` in place; return (number of changes, unified diff of the prose)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = [c for c in nb["cells"] if c["cell_type"] == "markdown"]
     texts = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
     log: list[str] = []
-    new = link_texts(texts, terms, fix=fix, log=log)
+    new = link_texts(texts, terms, fix=fix, log=log, link=link)
     diff = "".join(difflib.unified_diff("\n".join(texts).splitlines(True), "\n".join(new).splitlines(True),
                                         f"a/{path.name}", f"b/{path.name}", n=0))
     if not dry_run and new != texts:
@@ -304,12 +308,13 @@ def link_notebook(path: Path, terms: list[str], fix: bool = False, dry_run: bool
 
 
 def main(argv):
-    fix, dry = "--fix" in argv, "--dry-run" in argv
+    unlink_only = "--unlink-only" in argv
+    fix, dry = "--fix" in argv or unlink_only, "--dry-run" in argv
     terms = glossary_terms()
     paths = [Path(a) for a in argv if not a.startswith("--")] or sorted(
         (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     for p in paths:
-        n, diff = link_notebook(p, terms, fix=fix, dry_run=dry)
+        n, diff = link_notebook(p, terms, fix=fix, dry_run=dry, link=not unlink_only)
         print(f"{p.name}: {n} change(s){' (dry run)' if dry else ''}")
         if dry and diff:
             print(diff)

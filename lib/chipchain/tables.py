@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import html as _html
 import math
+import re
 import numbers
 from dataclasses import dataclass
 
@@ -55,7 +56,7 @@ TABLE_CSS = (
     "radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.22),rgba(0,0,0,0)) 100% 0;"
     "background-repeat:no-repeat;background-size:40px 100%,40px 100%,14px 100%,14px 100%;"
     "background-attachment:local,local,scroll,scroll}"
-    "table.cc-table{border-collapse:collapse;margin:0;font-size:.9em;line-height:1.35;background:transparent;"
+    "table.cc-table{border-collapse:collapse;margin:0;font-size:max(12px,.9em);line-height:1.35;background:transparent;"
     "width:auto;max-width:none;table-layout:auto}"
     "table.cc-table caption{caption-side:top;text-align:left;font-style:italic;padding:0 0 .3em;"
     "white-space:normal}"
@@ -66,7 +67,7 @@ TABLE_CSS = (
     "table.cc-table thead th.cc-num{white-space:normal}"
     "table.cc-table .cc-text{text-align:left;min-width:7em;max-width:28em;overflow-wrap:break-word;hyphens:auto}"
     "table.cc-table tbody th{text-align:left;font-weight:600}"
-    ".cc-table-notes{font-size:.85em;color:#444;margin:-.6em 0 1em}"
+    ".cc-table-notes{font-size:max(12px,.85em);color:#444;margin:-.6em 0 1em}"
 )
 
 #: :data:`TABLE_CSS` as a ``<style>`` element
@@ -168,7 +169,23 @@ def fmt_value(v, precision: int = 3) -> str:
         return s.rstrip("0").rstrip(".") if "." in s else s
     if isinstance(v, (list, tuple, set, frozenset)):
         return ", ".join(fmt_value(x, precision) for x in v)
-    return str(v)
+    return sci_words(str(v))
+
+
+_E_NOTATION = re.compile(r"\b(\d+(?:\.\d+)?)[eE]([+-]?)0*(\d+)\b")
+
+
+def sci_words(text: str) -> str:
+    """Text with every e-notation number written as a reader writes it, mantissa kept as written.
+
+    >>> sci_words("6 × 1.75e11 × 2e12 = 2.1e+24 FLOP")
+    '6 × 1.75 × 10¹¹ × 2 × 10¹² = 2.1 × 10²⁴ FLOP'
+    """
+    def word(m):
+        exp = ("-" if m.group(2) == "-" else "") + m.group(3)
+        return f"{m.group(1)} × 10{exp.translate(_SUPERSCRIPT)}"
+
+    return _E_NOTATION.sub(word, str(text))
 
 
 @dataclass(frozen=True)

@@ -91,13 +91,19 @@ def _prefixed(value: float, unit: str, digits: int, steps) -> Text:
 _DECIMAL = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
 def fmt_sci(x, digits: int = 2) -> Text:
-    """A number in the book's scientific notation: ``2.1e24``.
+    """A number in the book's scientific notation, as a reader writes it: ``2.1 × 10²⁴``.
 
     >>> fmt_sci(2.1e24)
-    2.1e24
+    2.1 × 10²⁴
     >>> fmt_sci(8.4e22, 3)
-    8.4e22
+    8.4 × 10²²
+    >>> parse_sci(fmt_sci(3.14e-5, 3))
+    3.14e-05
     """
     x = _check.number("x", _figure(x), allow_negative=True)
     if x == 0:
@@ -106,14 +112,26 @@ def fmt_sci(x, digits: int = 2) -> Text:
     mant = round(x / 10**exp, digits - 1)
     if abs(mant) >= 10:
         mant, exp = mant / 10, exp + 1
-    return Text(f"{_sig(mant, digits)}e{exp}")
+    return Text(f"{_sig(mant, digits)} × 10{str(exp).translate(_SUPERSCRIPT)}")
+
+
+def parse_sci(text) -> float:
+    """The number a :func:`fmt_sci` string stands for (``"2.1 × 10²⁴"`` → ``2.1e24``); plain numbers pass through."""
+    s = str(text).strip()
+    if " × 10" in s:
+        mant, exp = s.split(" × 10", 1)
+        return float(f"{float(mant)!r}e{int(exp.translate(_FROM_SUPERSCRIPT))}")
+    try:
+        return float(s)
+    except ValueError:
+        raise ValueError(f"text must be a number or 'm × 10ⁿ', got {text!r}") from None
 
 
 def fmt_flops(flops, digits: int = 2) -> Text:
-    """A FLOP count, e.g. ``2.1e24 FLOPs``.
+    """A FLOP count, e.g. ``2.1 × 10²⁴ FLOPs``.
 
     >>> fmt_flops(2.1e24)
-    2.1e24 FLOPs
+    2.1 × 10²⁴ FLOPs
     """
     return Text(f"{fmt_sci(_check.nonnegative('flops', _figure(flops)), digits)} FLOPs")
 

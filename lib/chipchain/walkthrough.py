@@ -654,7 +654,7 @@ class Walkthrough:
 
         >>> rows = Walkthrough().ledger_rows()
         >>> [r.text for r in rows if r.quantity.startswith("training compute")]
-        ['2.1e24 FLOP']
+        ['2.1 × 10²⁴ FLOP']
         """
         rows = []
 

@@ -14,6 +14,12 @@ tables). :func:`explore` wraps it:
 
 Controls are discrete on purpose: a slider moves over a list of values, so the static site can precompute them.
 
+Controls are laid out as a form (:data:`FORM_CSS`, also in ``book/site.css``; each explorable's header carries it
+for JupyterLab): one label column per explorable, sized to its longest description (labels wrap past 16 em, never
+truncate), so every track starts at the same x; each slider's readout on its line, one readout width per form;
+toggle buttons sized to their text; at ≤ 560 px each label takes its own line and the track and readout share the
+next, with the result directly under the controls.
+
 >>> ex = explore(lambda n: f"<b>{n * n}</b>", [Slider("n", "n", [1, 2, 3], value=2)], title="Squares")
 >>> ex.render_current()
 '<b>4</b>'

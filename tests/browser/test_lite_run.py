@@ -50,7 +50,7 @@ CHAPTERS = sorted(p.name for p in (ROOT / "chapters").glob("*.ipynb"))
 START_TIMEOUT_S = 240         # Run All to the first finished cell: Pyodide's start and the install cell
 STALL_S = 120                 # after that, this long without one more finished cell is a stalled kernel
 RUN_TIMEOUT_S = 480           # a whole chapter
-RESPONSE_TIMEOUT_MS = 20_000  # a control's new view, computed by the kernel
+RESPONSE_TIMEOUT_MS = 30_000  # a control's new view, computed by the kernel
 MAX_CONTROLS = 4              # controls tried per explorable before it counts as not answering
 #: Chromium's resolver knows no host but the loopback: a request for anything else fails at once
 NO_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"

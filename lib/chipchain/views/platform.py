@@ -7,9 +7,9 @@ from functools import lru_cache
 
 from .._lazy import np
 
-from .. import _data, datapath, plotting, scheduling, widgets
+from .. import _data, datapath, experiments, plotting, scheduling, tables, widgets
 from . import _layout
-from ..units import HOUR, fmt_duration, fmt_percent
+from ..units import HOUR, TERA, fmt_duration, fmt_number, fmt_percent
 
 
 def policy_table(small_share=0.4, load=0.85, seeds=(0, 1, 2, 3), policies=scheduling.POLICIES, **kwargs):
@@ -157,7 +157,7 @@ def packing_view(median, sigma, seq) -> str:
                          "most documents would be cut — choose a longer sequence")
     mean, fixed, pad, bucket, pack, hist, edges, cut = _packing_point(median, sigma, seq)
     rows = [(f"pad every sequence to {seq:,}", fixed), ("pad each batch to its longest", pad),
-            ("length buckets (8), then pad", bucket), ("pack, first-fit decreasing", pack)]
+            ("length buckets (8), then pad", bucket), ("FFD packing (first-fit decreasing)", pack)]
     bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
                               xlabel="token slots holding real tokens", xformat="percent",
                               unit_format=lambda v: f"{v:.1%}".replace("%", " %"),
@@ -198,17 +198,14 @@ def packing_explorer():
 
 # --- recipes as tables (ch-c, issue 14: no dict reprs in chapter 8) ---------------------------------------------------
 def _recipe_value(v):
-    from ..tables import fmt_value
-
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return fmt_value(v)
+        return tables.fmt_value(v)
     return "—" if v is None else str(v)
 
 
 def recipe_table(recipe, caption=None):
     """A training recipe (:class:`chipchain.experiments.TrainingRecipe`) as a two-column table: setting, value."""
     import pandas as pd
-    from ..tables import show
 
     d = recipe.to_dict()
     rows = [("name", d["name"]), ("peak learning rate", _recipe_value(d["peak_lr"])),
@@ -218,18 +215,16 @@ def recipe_table(recipe, caption=None):
             ("sequence length (tokens)", _recipe_value(d["seq"]))]
     for st in d["stages"]:
         mix = ", ".join(f"{k} {v:.0%}" for k, v in st["mixture"].items())
-        rows.append((f"stage '{st['name']}'", f"{st['tokens'] / 1e12:g} trillion tokens: {mix}"))
-    return show(pd.DataFrame(rows, columns=["setting", "value"]), columns={"setting": "Setting", "value": "Value"},
+        rows.append((f"stage '{st['name']}'", f"{fmt_number(st['tokens'] / TERA)} trillion tokens: {mix}"))
+    return tables.show(pd.DataFrame(rows, columns=["setting", "value"]), columns={"setting": "Setting", "value": "Value"},
                 caption=caption or f"Training recipe '{d['name']}'")
 
 
 def recipe_diff_table(a, b, caption=None):
     """:func:`chipchain.experiments.diff_recipes` as a table: setting, value in ``a``, value in ``b``."""
     import pandas as pd
-    from .. import experiments
-    from ..tables import show
 
     rows = [(p, _recipe_value(x), _recipe_value(y)) for p, x, y in experiments.diff_recipes(a, b)]
-    return show(pd.DataFrame(rows, columns=["setting", "a", "b"]),
+    return tables.show(pd.DataFrame(rows, columns=["setting", "a", "b"]),
                 columns={"setting": "Setting", "a": f"'{a.name}'", "b": f"'{b.name}'"},
                 caption=caption or "What differs between the two recipes")
