@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,6 +268,8 @@ def sign(paths) -> None:
 
 def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> dict:
     """Write the reader's copy into ``output_dir``; return ``{"notebooks": [...], "unresolved": [...]}``."""
+    from nbformat.validator import normalize
+
     terms, refs = glossary(), bibliography()
     if output_dir.exists():
         shutil.rmtree(output_dir)
@@ -275,6 +278,9 @@ def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> d
         for path in sorted((ROOT / folder).glob("*.ipynb")):
             nb = json.loads(path.read_text(encoding="utf-8"))
             copy, missing = reader_copy(nb, terms, refs, depth=1, name=f"{folder}/{path.name}")
+            with warnings.catch_warnings():     # cell ids where a lab lacks them: what is signed is what is read
+                warnings.simplefilter("ignore")
+                copy = normalize(copy)[1]
             target = output_dir / folder / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
