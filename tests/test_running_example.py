@@ -52,10 +52,14 @@ def _glued(path: Path) -> dict:
     return out
 
 
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
 def _parse(text: str):
     """(value, relative precision) of a glued text: a plain float is exact; "2.8 TB" or "152 days" is good to
     half a unit of its last printed digit."""
     t = text.strip().strip("'\"").replace(",", "").replace("$", "")
+    t = re.sub(r" × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", lambda m: "e" + m.group(1).translate(_FROM_SUPERSCRIPT), t)  # 2.1 × 10²⁴
     try:
         v = float(t)
         return v, (1e-9 if ("." in t or "e" in t) else 0.5 / max(abs(v), 1e-300))
