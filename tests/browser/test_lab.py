@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, SCREENSHOTS
+from .conftest import ROOT, SCREENSHOTS
 
 sys.path.insert(0, str(ROOT / "tools"))
 import lab_book  # noqa: E402
@@ -99,25 +99,20 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
+def page(lab, browser):
+    # the session's one Chromium (conftest): a second Playwright in the same worker process is refused
     base, token, *_ = lab
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 900})
-        pg.goto(f"{base}/lab/tree/chapters/{CHAPTER}?token={token}")
-        # generous limits: on 2 busy cores JupyterLab took 40 s to start and 90 s to open the chapter (10 s quiet)
-        pg.wait_for_selector(".jp-Notebook .jp-MarkdownCell", timeout=150_000)
-        pg.wait_for_function("() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]"
-                             ".every(c => c.querySelector('.myst'))", timeout=120_000, polling=500)
-        pg.wait_for_timeout(1000)
-        yield pg
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        pg.screenshot(path=str(SCREENSHOTS / "lab-03_interconnect.png"))
-        browser.close()
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    pg.goto(f"{base}/lab/tree/chapters/{CHAPTER}?token={token}")
+    # generous limits: on 2 busy cores JupyterLab took 40 s to start and 90 s to open the chapter (10 s quiet)
+    pg.wait_for_selector(".jp-Notebook .jp-MarkdownCell", timeout=150_000)
+    pg.wait_for_function("() => [...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]"
+                         ".every(c => c.querySelector('.myst'))", timeout=120_000, polling=500)
+    pg.wait_for_timeout(1000)
+    yield pg
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SCREENSHOTS / "lab-03_interconnect.png"))
+    pg.close()
 
 
 def _source_markdown() -> str:
