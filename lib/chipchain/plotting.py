@@ -493,17 +493,12 @@ def svg_chart(*, lines=(), points=(), vlines=(), hlines=(), xlog=False, ylog=Fal
         out.append(f'<line x1="{ml:.1f}" y1="{y:.1f}" x2="{ml + pw:.1f}" y2="{y:.1f}" stroke="{_GRID}"/>'
                    f'<text x="{ml - 0.35 * _F:.1f}" y="{y + 0.35 * _F:.1f}" text-anchor="end" fill="{_INK}">'
                    f'{_esc(l)}</text>')
-    for v, l in zip(xv, xl):
-        x = tx(v)
-        out.append(f'<line x1="{x:.1f}" y1="{mt:.1f}" x2="{x:.1f}" y2="{mt + ph:.1f}" stroke="{_GRID}"/>'
-                   f'<text x="{x:.1f}" y="{mt + ph + 1.05 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(l)}</text>')
+    out.extend(_x_grid(xv, xl, tx, mt, mt + ph))
     out.append(f'<path d="M{ml:.1f} {mt:.1f}V{mt + ph:.1f}H{ml + pw:.1f}" fill="none" stroke="#888"/>')
     if ylabel:
         out.append(f'<text x="0" y="{0.95 * _F:.1f}" fill="{_INK}">{_esc(ylabel)}</text>')
     if xlabel:
-        out.append(f'<text x="{ml + pw / 2:.1f}" y="{H - 0.35 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(xlabel)}</text>')
+        out.append(_x_title(xlabel, ml + pw / 2, H))
 
     def at(x, y):
         x, y = _finite(x), _finite(y)
@@ -563,6 +558,19 @@ def svg_chart(*, lines=(), points=(), vlines=(), hlines=(), xlog=False, ylog=Fal
         x, y, anchor = boxes.place(cands, text)
         out.append(_label(x, y, text, fill=c if c not in ("#fff", "white") else _INK, anchor=anchor))
     return _figure("".join(out), H, alt, title, keys if legend == "top" else ())
+
+
+def _x_grid(values, labels, tx, top: float, axis_y: float) -> list[str]:
+    """Vertical grid lines from ``top`` to the axis at ``axis_y``, each with its tick label under the axis."""
+    return [f'<line x1="{tx(v):.1f}" y1="{top:.1f}" x2="{tx(v):.1f}" y2="{axis_y:.1f}" stroke="{_GRID}"/>'
+            f'<text x="{tx(v):.1f}" y="{axis_y + 1.05 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
+            f'{_esc(l)}</text>' for v, l in zip(values, labels)]
+
+
+def _x_title(xlabel: str, centre: float, height: float) -> str:
+    """The x axis's title, centred under the plot at the bottom of a chart ``height`` units tall."""
+    return (f'<text x="{centre:.1f}" y="{height - 0.35 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
+            f'{_esc(xlabel)}</text>')
 
 
 def _rows(rows):
@@ -654,14 +662,9 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
     H = top + plot_h + (2.7 if xlabel else 1.6) * _F
     out = []
     axis_y = top + plot_h
-    for v, l in zip(xv, xl):
-        x = tx(v)
-        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{axis_y:.1f}" stroke="{_GRID}"/>'
-                   f'<text x="{x:.1f}" y="{axis_y + 1.05 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(l)}</text>')
+    out.extend(_x_grid(xv, xl, tx, top, axis_y))
     if xlabel:
-        out.append(f'<text x="{ml + pw / 2:.1f}" y="{H - 0.35 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(xlabel)}</text>')
+        out.append(_x_title(xlabel, ml + pw / 2, H))
     y = top
     for i, ((name, v, c), wrapped, h) in enumerate(zip(data, names_wrapped, heights)):
         c = c or color(0)
@@ -760,14 +763,9 @@ def svg_stacked(rows, *, capacity=None, capacity_label: str = "capacity", unit_f
     axis_y = top + row_h * len(rows)
     H = axis_y + (2.7 if xlabel else 1.6) * _F
     out = []
-    for v, l in zip(xv, xl):
-        x = tx(v)
-        out.append(f'<line x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{axis_y:.1f}" stroke="{_GRID}"/>'
-                   f'<text x="{x:.1f}" y="{axis_y + 1.05 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(l)}</text>')
+    out.extend(_x_grid(xv, xl, tx, top, axis_y))
     if xlabel:
-        out.append(f'<text x="{ml + pw / 2:.1f}" y="{H - 0.35 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(xlabel)}</text>')
+        out.append(_x_title(xlabel, ml + pw / 2, H))
     for i, (name, segs) in enumerate(rows):
         y = top + i * row_h
         if named:

@@ -181,7 +181,7 @@ def plot_memory_timeline(step, capacity=None, capacity_label="card", ax=None):
                 ha="right" if last else "center", fontsize=10)
         ax.axvline(lo, color="0.6", lw=0.8)
     i, peak = step.peak_index, step.peak / 1e9
-    ax.annotate(f"peak {peak:,.1f} GB ({step.peak_label})", (i, peak), xytext=(1, peak * 1.3),
+    ax.annotate(f"peak {peak:,.1f} GB: {step.peak_label}", (i, peak), xytext=(1, peak * 1.3),
                 fontsize=10, arrowprops={"arrowstyle": "->", "color": "0.2"})
     if capacity is not None:
         ax.axhline(capacity / 1e9, color="black", ls="--", lw=1)
