@@ -52,6 +52,7 @@ STALL_S = 120                 # after that, this long without one more finished 
 RUN_TIMEOUT_S = 480           # a whole chapter
 RESPONSE_TIMEOUT_MS = 30_000  # a control's new view, computed by the kernel
 MAX_CONTROLS = 4              # controls tried per explorable before it counts as not answering
+RUN_ALL_CLICKS = 3            # Run All chosen again when the kernel went Idle without running anything
 #: Chromium's resolver knows no host but the loopback: a request for anything else fails at once
 NO_OTHER_HOSTS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 ALLOWED_CONSOLE = [r"Unsatisfied version", r"No satisfying version", r"Available versions"]
@@ -145,14 +146,24 @@ def run_all(page, console) -> tuple[float, float]:
     It fails at once, naming the cell, when the kernel dies (status Dead/Unknown/Restarting or a kernel dialog), and
     within ``STALL_S`` when no further cell finishes (``START_TIMEOUT_S`` for the first, which starts the kernel).
     """
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).first.click()
-    t0 = last_progress = time.monotonic()
-    first, quiet, finished = None, 0, 0
+    def click_run_all():
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).first.click()
+        return time.monotonic()
+
+    t0 = last_progress = clicked = click_run_all()
+    first, quiet, finished, clicks = None, 0, 0, 1
     while True:
         page.wait_for_timeout(500)
         now, state = time.monotonic(), page.evaluate(_STATE)
         done = [bool(_DONE.match(p)) for p in state["prompts"]]
+        # Run All chosen while the kernel was still starting can be dropped (seen: kernel Idle, nothing queued,
+        # nothing run): choose it again, at most RUN_ALL_CLICKS times in all, counting time from the first choice
+        started = any(p == "[*]:" for p in state["prompts"]) or any(done)
+        if (not started and clicks < RUN_ALL_CLICKS and now - clicked > 15
+                and re.search(r"\bIdle\b", state["status"])):
+            clicked, clicks = click_run_all(), clicks + 1
+            continue
         if sum(done) > finished:
             finished, last_progress = sum(done), now
         if first is None and done and done[0]:
