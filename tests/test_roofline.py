@@ -314,22 +314,10 @@ def test_link_ridge_points():
         pytest.approx(9.0)
 
 
-@given(t=st.floats(1, 1e7), n=st.integers(2, 1_000_000))
-@settings(deadline=1000, max_examples=60)
-def test_dp_comm_intensity_identity(t, n):
-    # 6·N·T FLOPs over 2(n−1)/n · 2N bytes for any model size N: check with two sizes against comms.
-    from chipchain import comms
-    for params in (1e9, 4e11):
-        sent = comms.allreduce_bytes_per_rank(2 * params, n)
-        assert roofline.dp_comm_intensity(t, n) == pytest.approx(6 * params * t / sent)
-
-
 @pytest.mark.parametrize("call", [
     lambda: roofline.transformer_matmul_intensity(0, 8192, 8192),
     lambda: roofline.tokens_to_compute_bound("H100", "bf16", 8192, None),
     lambda: roofline.tokens_to_compute_bound("H100", "bf16", -1, 8192),
-    lambda: roofline.dp_comm_intensity(4096, 1),
-    lambda: roofline.dp_comm_intensity(float("nan"), 8),
 ])
 def test_new_functions_reject_bad_input(call):
     with pytest.raises(ValueError):

@@ -23,7 +23,7 @@ __all__ = [
     "arithmetic_intensity", "matmul_flops", "matmul_bytes", "matmul_intensity", "elementwise_intensity",
     "ridge_point", "attainable", "attainable_flops", "fraction_of_peak", "bound", "matmul_speedup",
     "tiled_matmul", "measure_matmul", "measure_triad",
-    "transformer_matmul_intensity", "tokens_to_compute_bound", "link_ridge_point", "dp_comm_intensity",
+    "transformer_matmul_intensity", "tokens_to_compute_bound", "link_ridge_point",
 ]
 
 
@@ -232,21 +232,6 @@ def link_ridge_point(accelerator, link, dtype="bf16", sparse=False) -> float:
     """
     acc = get(accelerator)
     return acc.peak_flops(dtype, sparse=sparse) / _links.get(link).bandwidth_per_direction
-
-
-def dp_comm_intensity(tokens_per_gpu, n_ranks, dtype="bf16"):
-    """FLOPs per byte a GPU sends in data parallelism: ``6·N·T / (2(n−1)/n · N·b) = 3·T·n / ((n−1)·b)``.
-
-    Each step a GPU does 6·N·T FLOPs on its T tokens (6ND) and sends 2(n−1)/n · N·b bytes in the ring
-    all-reduce of N gradients of b bytes; the model size N cancels. ``tokens_per_gpu`` T (> 0), ``n_ranks`` n ≥ 2,
-    ``dtype`` the gradients' format; element-wise. Compare with :func:`link_ridge_point`.
-
-    >>> round(dp_comm_intensity(4096, 1024))
-    6150
-    """
-    t = _check.values("tokens_per_gpu", tokens_per_gpu, _check.positive)
-    n = _check.values("n_ranks", n_ranks, lambda name, v: _check.integer(name, v, minimum=2))
-    return _check.result(3 * t * n / ((n - 1) * units.bytes_per_element(dtype)))
 
 
 # --- data reuse: what a tile buys ---------------------------------------------------------------------------------

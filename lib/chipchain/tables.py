@@ -40,6 +40,7 @@ import re
 import numbers
 from dataclasses import dataclass
 
+from . import units
 from ._lazy import np
 
 __all__ = ["show", "Col", "Table", "fmt_value", "humanize", "TABLE_CSS", "STYLE", "MISSING"]
@@ -73,7 +74,6 @@ TABLE_CSS = (
 #: :data:`TABLE_CSS` as a ``<style>`` element
 STYLE = f"<style>{TABLE_CSS}</style>"
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 # unit suffixes of catalog column names → the unit a header shows
 _UNITS = [
@@ -134,15 +134,6 @@ def _is_bool(v) -> bool:
     return isinstance(v, bool) or type(v).__name__ in ("bool_", "bool")
 
 
-def _times_ten(x: float, precision: int) -> str:
-    exp = math.floor(math.log10(abs(x)))
-    mant = round(x * 10.0**-exp if exp > -300 else x * 1e300 * 10.0**(-exp - 300), precision - 1)
-    if abs(mant) >= 10:
-        mant, exp = mant / 10, exp + 1
-    m = f"{mant:.{precision - 1}f}".rstrip("0").rstrip(".")
-    return f"{m} × 10{str(exp).translate(_SUPERSCRIPT)}"
-
-
 def fmt_value(v, precision: int = 3) -> str:
     """One cell as text, by the rules in the module docstring."""
     if _is_missing(v):
@@ -159,7 +150,7 @@ def fmt_value(v, precision: int = 3) -> str:
             return "0"
         ax = abs(x)
         if ax >= 1e15 or ax < 1e-4:
-            return _times_ten(x, precision)
+            return str(units.fmt_sci(x, precision))
         if x == int(x) and ax < 1e15:
             return f"{int(x):,}"
         mag = math.floor(math.log10(ax))
@@ -183,7 +174,7 @@ def sci_words(text: str) -> str:
     """
     def word(m):
         exp = ("-" if m.group(2) == "-" else "") + m.group(3)
-        return f"{m.group(1)} × 10{exp.translate(_SUPERSCRIPT)}"
+        return f"{m.group(1)} × 10{exp.translate(units._SUPERSCRIPT)}"
 
     return _E_NOTATION.sub(word, str(text))
 

@@ -4,7 +4,6 @@ an explorer of one configuration's predicted breakdown beside its measured time.
 """
 from __future__ import annotations
 
-import re
 import statistics
 
 from .. import _data, calibration, plotting, tables, units, widgets
@@ -138,16 +137,13 @@ def conflicts_table():
     def fmt(v, unit):
         return _pct(v) if unit == "fraction" else f"{v:,.0f}"
 
-    def words(text):            # "3.14e23" in a source's note reads as "3.14 × 10²³"
-        return re.sub(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b", lambda m: tables.fmt_value(float(m.group(0))), str(text))
-
     def gap(a, b):              # enough digits that a 110-hour gap is not "-0.0 %"
         g = b / a - 1
         return f"{g:+.{1 if abs(g) >= 0.001 or g == 0 else 2}%}".replace("%", " %")
 
-    rows = [{"what": c["what"], "one source": f"{fmt(c['figure_a'], c['unit'])} ({words(c['source_a'])})",
-             "the other": f"{fmt(c['figure_b'], c['unit'])} ({words(c['source_b'])})",
-             "gap": gap(c["figure_a"], c["figure_b"]), "why": words(c["explanation"])} for c in conflicts()]
+    rows = [{"what": c["what"], "one source": f"{fmt(c['figure_a'], c['unit'])} ({tables.sci_words(c['source_a'])})",
+             "the other": f"{fmt(c['figure_b'], c['unit'])} ({tables.sci_words(c['source_b'])})",
+             "gap": gap(c["figure_a"], c["figure_b"]), "why": tables.sci_words(c["explanation"])} for c in conflicts()]
     return pd.DataFrame(rows).set_index("what")
 
 
