@@ -163,6 +163,6 @@ def test_recipe_tables_are_readable():
     """Chapter 8 shows recipes as tables (issue 14): no dict repr, no e-notation, every stage listed."""
     r = ex.TrainingRecipe("x", 6e-5, 6e-6, 2000, stages=(ex.Stage("main", 1.8e12, {"web": 0.75, "code": 0.25}),))
     text = str(vp.recipe_table(r))
-    assert "6 × 10⁻⁵" in text and "e-05" not in text and "1.8 trillion tokens: web 75%, code 25%" in text
+    assert "6 × 10⁻⁵" in text and "e-05" not in text and "1.8 trillion tokens: web 75 %, code 25 %" in text
     diff = str(vp.recipe_diff_table(r, r.replace(warmup_steps=4000)))
     assert "warmup_steps" in diff and "4,000" in diff

@@ -25,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import build_lite  # noqa: E402
+import lab_book  # noqa: E402
 
 CHAPTERS = sorted(p.name for p in (ROOT / "chapters").glob("*.ipynb"))
 
@@ -84,8 +85,16 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
     assert first["cell_type"] == "code" and build_lite.INSTALL_TAG in first["metadata"]["tags"]
     src = "".join(first["source"])
     assert re.search(r"^%pip install .*\bchipchain\b", src, re.M), src
-    assert copy["cells"][1:] == build_lite.joined(source)["cells"], \
-        f"{name}: the lite copy must be the chapter itself, unchanged (but for lines joined into strings)"
+    cells, original = copy["cells"][1:], build_lite.joined(source)["cells"]
+    assert [c["cell_type"] for c in cells] == [c["cell_type"] for c in original], f"{name}: cells added or lost"
+    for c, o in zip(cells, original):
+        if c["cell_type"] == "code":        # the code and its outputs as the book has them; hidden code collapsed
+            assert (c["source"], c["outputs"]) == (o["source"], o["outputs"]), f"{name}: a code cell changed"
+            hidden = bool(lab_book.HIDDEN_TAGS & set(o["metadata"].get("tags", [])))
+            assert c["metadata"].get("jupyter", {}).get("source_hidden", False) == hidden, c["source"][:80]
+    prose = "\n".join(c["source"] for c in cells if c["cell_type"] == "markdown")
+    raw = re.findall(r"\{(?:glue|term|cite|doc)[\w:]*\}`|^(?:`{3,}|:{3,})\{\w+\}|^\([\w:-]+\)=", prose, re.M)
+    assert not raw, f"{name}: MyST left raw in the lite copy's prose: {sorted(set(raw))[:5]}"
     lists = [i for i, c in enumerate(copy["cells"]) if not isinstance(c["source"], str)] + \
             [i for i, c in enumerate(copy["cells"]) for o in c.get("outputs", [])
              if any(isinstance(v, list) for v in o.get("data", {}).values()) or isinstance(o.get("text", ""), list)]
@@ -323,3 +332,41 @@ def test_simulations_run_where_numpy_index_is_32_bit(monkeypatch):
     run = scheduling.simulate_schedule("first-fit", 0.5, 0.85, seconds=4 * 86400, warmup_seconds=86400, seed=11)
     assert 0 < run.utilisation <= 1 and run.large_arrived > 0
     scheduling._simulate_schedule.cache_clear()
+
+
+# ------------------------------------------------------------------------------------- the prose of the lite copies
+def _chapter(*markdown, glue=None):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": m} for m in markdown]
+    if glue:
+        cells.append({"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "glue()", "outputs": [
+            {"output_type": "display_data", "metadata": {"scrapbook": {"name": k, "mime_prefix": ""}},
+             "data": {"text/plain": v}} for k, v in glue.items()]})
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_lite_prose_reads_as_the_website():
+    """Glued values formatted as myst-nb does, a term with its glossary definition on hover, a citation with the
+    website's author–year label, and exercises numbered on from the previous chapter, each solution naming its
+    exercise."""
+    terms, refs = lab_book.glossary(), lab_book.bibliography()
+    first, second = _chapter(
+        "{term}`GPUs <GPU>` reach {glue:text}`peak:.0f` TFLOP/s {cite:p}`shoeybi2019megatron`.",
+        "```{exercise}\n:label: a-ex\nWhy?\n```\n\n```{solution} a-ex\n:class: dropdown\nBecause.\n```",
+        glue={"peak": "989.43"}), _chapter("```{exercise} Harder\n:label: b-ex\nHow?\n```")
+    (a, b), unresolved = lab_book.lite_copies([first, second], ["a", "b"])
+    assert not unresolved
+    text, exercise = a["cells"][0]["source"], a["cells"][1]["source"]
+    definition = terms["gpu"][1].split()[0]
+    assert re.search(rf'<abbr title="GPU: {re.escape(definition)}[^"]*">GPUs</abbr> reach 989 TFLOP/s', text), text
+    label = refs["shoeybi2019megatron"]
+    assert f'>{label["author"]}, {label["year"]}</abbr>)' in text, text
+    assert "**Exercise 1**" in exercise and "<summary>Solution to Exercise 1</summary>" in exercise, exercise
+    assert "**Exercise 2 (Harder)**" in b["cells"][0]["source"]
+
+
+def test_a_role_the_lite_build_cannot_resolve_stops_it(tmp_path):
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    (chapters / "01_x.ipynb").write_text(json.dumps(_chapter("A {term}`flux capacitor` here.")))
+    with pytest.raises(RuntimeError, match="flux capacitor"):
+        build_lite.stage_notebooks(tmp_path / "out", chapters)

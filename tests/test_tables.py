@@ -67,7 +67,7 @@ def test_precision_and_column_formats():
     from chipchain import units
     t = show(df, columns={"x": "x", "share": Col("Share", "{:.0%}"), "bw": Col("HBM", units.fmt_bandwidth)},
              precision=5)
-    assert t.rows[0] == ["3.1416", "46%", "3.35 TB/s"]
+    assert t.rows[0] == ["3.1416", "46 %", "3.35 TB/s"]
 
 
 def test_long_text_wraps_and_is_never_truncated():

@@ -149,8 +149,8 @@ def test_ledger_numbers_equal_the_owning_modules():
     t = compute.training_time(flops, 1024, a100.peak_flops("bf16"), 0.5)
     assert rows["model states at 16 B/parameter"].value == memory.state_bytes(175e9, "mixed-adam")
     assert rows["training compute, 6ND"].value == flops
-    assert rows["run length at 50% MFU"].value == pytest.approx(t)
-    assert rows["run length at 30% MFU"].value == pytest.approx(compute.training_time(flops, 1024, 312e12, 0.3))
+    assert rows["run length at 50 % MFU"].value == pytest.approx(t)
+    assert rows["run length at 30 % MFU"].value == pytest.approx(compute.training_time(flops, 1024, 312e12, 0.3))
     assert rows["pipeline bubble (share of the step idle)"].value == parallel.idle_share(16, 192)
     assert rows["states per GPU under the plan (ZeRO-1)"].value == memory.zero_bytes_per_gpu(175e9 / 128, 8, 1)
     a = parallel.analyze(plan, "175B", systems.cluster("A100", 1024))
@@ -198,7 +198,7 @@ def test_ledger_has_every_step_with_its_chapter_number():
 def test_ledger_changes_with_inputs():
     a = {r.quantity: r.value for r in W.ledger_rows()}
     b = {r.quantity: r.value for r in W.replace(n_gpus=2048).ledger_rows()}
-    assert b["run length at 50% MFU"] == pytest.approx(a["run length at 50% MFU"] / 2)
+    assert b["run length at 50 % MFU"] == pytest.approx(a["run length at 50 % MFU"] / 2)
     assert b["training compute, 6ND"] == a["training compute, 6ND"]
 
 

@@ -7,7 +7,9 @@ What it does, in order:
    backend, so no network and the same bytes every time), and repacks the installed ``ipywidgets``,
    ``jupyterlab_widgets`` and ``comm`` into wheels (every file checked against the sha256 its installed ``RECORD``
    holds) — Pyodide has none of the three, so they are piplite wheels of this site;
-2. copies every ``chapters/*.ipynb`` into a staging folder and puts one extra cell at the top of each copy that
+2. copies every ``chapters/*.ipynb`` into a staging folder, its MyST rendered as plain Markdown that JupyterLite
+   shows (``lab_book.LiteRenderer``: glued values, glossary terms with their definition on hover, author–year
+   citations, admonitions, numbered exercises and folded solutions), and puts one extra cell at the top of each copy that
    installs the book's library in the browser (``%pip install chipchain``, plus pandas, matplotlib and ipywidgets);
    the chapters in the repository are not touched;
 3. runs ``jupyter lite build`` (jupyterlite-core 0.6 with the Pyodide kernel 0.6) with the notebooks as contents and
@@ -48,6 +50,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lab_book  # noqa: E402  (the MyST → Markdown rendering the reader's copies share)
 
 #: the Pyodide release the kernel (jupyterlite-pyodide-kernel 0.6.1) runs, as the npm package installs it
 PYODIDE_VERSION = "0.27.7"
@@ -345,14 +349,18 @@ def joined(notebook: dict) -> dict:
 def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
     """Copy every notebook of ``chapters`` into ``dest``, each with the install cell first and lines joined."""
     dest.mkdir(parents=True, exist_ok=True)
+    paths = sorted(chapters.glob("*.ipynb"))
+    if not paths:
+        raise RuntimeError(f"no chapter notebooks in {chapters}")
+    notebooks = [joined(json.loads(p.read_text(encoding="utf-8"))) for p in paths]
+    rendered, unresolved = lab_book.lite_copies(notebooks, [f"chapters/{p.name}" for p in paths])
+    if unresolved:
+        raise RuntimeError("MyST the lite copies could not render: " + "; ".join(unresolved[:10]))
     out = []
-    for path in sorted(chapters.glob("*.ipynb")):
-        nb = joined(json.loads(path.read_text(encoding="utf-8")))
+    for path, nb in zip(paths, rendered):
         target = dest / path.name
         target.write_text(json.dumps(with_install_cell(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         out.append(target)
-    if not out:
-        raise RuntimeError(f"no chapter notebooks in {chapters}")
     return out
 
 

@@ -219,6 +219,120 @@ class Renderer:
         return f"{fence}{{dropdown}} Solution\n{body.strip()}\n{fence}"
 
 
+_DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>admonition|exercise|solution|note|tip|warning|important|"
+                        r"dropdown)\}(?P<arg>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.S | re.M)
+_TARGET = re.compile(r"^\([\w:.-]+\)=[ \t]*\n", re.M)
+
+
+def plain_text(markdown: str, refs: dict | None = None) -> str:
+    """Markdown (a glossary definition) as one line of plain text, for a ``title`` attribute: citations as
+    "(Author, Year)" from ``refs``, other roles reduced to their text, emphasis, code and link marks dropped, quotes
+    and angle brackets escaped for HTML."""
+    def cited(m: re.Match) -> str:
+        labels = [f'{refs[k]["author"]}, {refs[k]["year"]}' if refs and k in refs else k
+                  for k in (k.strip() for k in m.group(2).split(",")) if k]
+        return f'{labels[0].replace(", ", " (")})' if m.group(1) == "cite:t" and len(labels) == 1 \
+            else "(" + "; ".join(labels) + ")"
+
+    text = re.sub(r"\{(cite:p|cite:t|cite)\}`([^`]*)`", cited, markdown)
+    text = re.sub(r"\{[\w:]+\}`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"[*_`$]", "", text)
+    return " ".join(text.split()).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class LiteRenderer(Renderer):
+    """Turns one chapter's MyST into what JupyterLite's plain Markdown renderer shows well (the lite site carries no
+    jupyterlab-myst: 8 MB the browser kernel does not need): glued values as text, a glossary term as the term with
+    its definition on hover (``<abbr title>``), a citation as the website's author–year text with the work's title
+    on hover, admonitions and exercises as quoted blocks (``<blockquote>``) with their title in bold, and each solution folded in a
+    ``<details>`` the reader opens. Exercises carry the website's numbers (``first_exercise`` onwards)."""
+
+    def __init__(self, glue: dict[str, str], terms: dict, refs: dict, name: str, first_exercise: int = 1):
+        super().__init__(glue, terms, refs, 1, name)
+        self.exercise = first_exercise - 1
+        self.numbers: dict[str, int] = {}
+
+    def term(self, content: str) -> str:
+        m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
+        text, target = (m.group(1), m.group(2)) if m else (content, content)
+        entry = self.terms.get(target.strip().lower())
+        if not entry:
+            self.unresolved.append(f"{self.name}: term {target!r} is not in the glossary")
+            return text
+        return f'<abbr title="{entry[0]}: {plain_text(entry[1], self.refs)}">{text}</abbr>'
+
+    def cite(self, kind: str, content: str) -> str:
+        parts = []
+        for key in (k.strip() for k in content.split(",") if k.strip()):
+            ref = self.refs.get(key)
+            if not ref:
+                self.unresolved.append(f"{self.name}: citation {key!r} is not in references.bib")
+                parts.append(key)
+                continue
+            label = f'{ref["author"]} ({ref["year"]})' if kind == "cite:t" else f'{ref["author"]}, {ref["year"]}'
+            parts.append(f'<abbr title="{plain_text(ref["title"])}">{label}</abbr>')
+        return ", ".join(parts) if kind == "cite:t" else "(" + "; ".join(parts) + ")"
+
+    def doc(self, content: str) -> str:
+        m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
+        text, target = (m.group(1), m.group(2)) if m else (None, content.strip())
+        stem = target.lstrip("/").split("/")[-1]
+        if "chapters/" in target:         # the lite site holds the chapters, side by side
+            return f"[{text or stem}]({stem}.ipynb)"
+        return text or stem.replace("_", " ").capitalize()
+
+    def directive(self, m: re.Match) -> str:
+        kind, arg = m.group("kind"), m.group("arg").strip()
+        options = dict(re.findall(r"^:(\w+):[ \t]*(.*)$", m.group("body"), re.M))
+        body = "\n".join(line for line in m.group("body").splitlines() if not re.match(r"^:\w+:", line)).strip()
+        body = _DIRECTIVE.sub(self.directive, body)
+        if kind == "solution":
+            number = self.numbers.get(arg)
+            title = f"Solution to Exercise {number}" if number else "Solution"
+            return f"<details><summary>{title}</summary>\n\n{body}\n\n</details>\n"
+        if kind == "exercise":
+            self.exercise += 1
+            if "label" in options:
+                self.numbers[options["label"]] = self.exercise
+            title = f"Exercise {self.exercise}" + (f" ({arg})" if arg else "")
+        else:
+            title = arg or kind.capitalize()
+        if kind == "dropdown":
+            return f"<details><summary>{title}</summary>\n\n{body}\n\n</details>\n"
+        # an HTML block then Markdown after a blank line (CommonMark): the body keeps its maths, lists and code as
+        # they are, where a "> " before every line would end up inside multi-line $$ maths
+        return f"<blockquote>\n\n**{title}**\n\n{body}\n\n</blockquote>\n"
+
+    def markdown(self, src: str) -> str:
+        src = _RUN_LINE.sub("", src)
+        src = _TARGET.sub("", src)
+        src = _DIRECTIVE.sub(self.directive, src)
+        return _ROLE.sub(self.role, src)
+
+
+def lite_copies(notebooks: list[dict], names: list[str]) -> tuple[list[dict], list[str]]:
+    """Every chapter in ``notebooks`` (in the book's order) rendered for JupyterLite by :class:`LiteRenderer`, the
+    exercises numbered on from one chapter to the next as on the website; plus what stayed raw."""
+    terms, refs = glossary(), bibliography()
+    out, unresolved, first = [], [], 1
+    for nb, name in zip(notebooks, names):
+        r = LiteRenderer(glue_values(nb), terms, refs, name, first)
+        cells = []
+        for cell in nb["cells"]:
+            cell = json.loads(json.dumps(cell))
+            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if cell["cell_type"] == "markdown":
+                cell["source"] = r.markdown(src)
+            elif cell["cell_type"] == "code" and HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])):
+                cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
+            cells.append(cell)
+        out.append({**nb, "cells": cells})
+        unresolved += r.unresolved
+        first = r.exercise + 1
+    return out, unresolved
+
+
 def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "") -> tuple[dict, list[str]]:
     """The notebook with its Markdown rendered for JupyterLab and its hidden code collapsed; plus what stayed raw."""
     r = Renderer(glue_values(nb), terms, refs, depth, name)

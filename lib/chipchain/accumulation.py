@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from . import _check
 from ._lazy import np
+from .units import fmt_percent
 
 def _signed(name, value):
     return _check.number(name, value, allow_negative=True)
@@ -123,7 +124,7 @@ class AccumulationComparison:
     promote_every: int
 
     def __str__(self) -> str:
-        rows = [f"K = {k:,}: {l:.2%} with {self.acc_bits}-bit accumulation, {p:.3%} promoted every "
+        rows = [f"K = {k:,}: {fmt_percent(l, decimals=2)} with {self.acc_bits}-bit accumulation, {fmt_percent(p, decimals=3)} promoted every "
                 f"{self.promote_every}, {f:.1e} in FP32" for k, l, p, f in zip(self.ks, self.limited, self.promoted,
                                                                            self.fp32)]
         return "\n".join(rows)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from . import _check, comms, units
 from ._lazy import np
+from .units import fmt_percent
 
 __all__ = ["BUS_FACTORS", "bus_factor", "algorithm_bandwidth", "bus_bandwidth", "sharp_allreduce_time",
            "ring_tree_crossover", "moe_dispatch_bytes", "cluster_alltoall_time", "Overlap", "bucketed_overlap",
@@ -171,7 +172,7 @@ class Overlap:
 
     def __str__(self):
         return (f"{self.buckets} buckets: {units.fmt_duration(self.comm_seconds)} of all-reduce, "
-                f"{self.hidden_fraction:.0%} hidden, {units.fmt_duration(self.added_seconds)} added to the step")
+                f"{fmt_percent(self.hidden_fraction, decimals=0)} hidden, {units.fmt_duration(self.added_seconds)} added to the step")
 
 
 def bucketed_overlap(nbytes, n_ranks, bandwidth, backward_seconds, buckets, latency=0.0,
@@ -187,7 +188,7 @@ def bucketed_overlap(nbytes, n_ranks, bandwidth, backward_seconds, buckets, late
     given to communication).
 
     >>> print(bucketed_overlap(14e9, 64, 50e9, 0.5, 16, 5e-6))     # 7B model's BF16 gradients, 64 GPUs on NDR
-    16 buckets: 561 ms of all-reduce, 84% hidden, 92.6 ms added to the step
+    16 buckets: 561 ms of all-reduce, 84 % hidden, 92.6 ms added to the step
     """
     m = _check.positive("nbytes", nbytes)
     n = _check.integer("n_ranks", n_ranks)

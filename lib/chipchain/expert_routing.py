@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from . import _check, _data, models, units
 from ._lazy import np
+from .units import fmt_percent
 
 __all__ = ["AllToAllBytes", "all_to_all_bytes", "token_bytes", "DeepEPKernel", "deepep_kernels",
            "implied_bandwidth", "BalanceRun", "simulate_bias_balancing"]
@@ -174,8 +175,8 @@ class BalanceRun:
     def __str__(self) -> str:
         v = self.max_violation
         return (f"{self.n_experts} experts, top-{self.top_k}, {self.tokens:,} tokens a step, γ = {self.gamma:g}: "
-                f"the busiest expert carries {v[0]:.0%} more than the mean at step 1 and {v[-1]:.0%} more after "
-                f"{len(v)} steps (without the bias: {self.unbiased[-1]:.0%})")
+                f"the busiest expert carries {fmt_percent(v[0], decimals=0)} more than the mean at step 1 and {fmt_percent(v[-1], decimals=0)} more after "
+                f"{len(v)} steps (without the bias: {fmt_percent(self.unbiased[-1], decimals=0)})")
 
 
 def simulate_bias_balancing(n_experts=64, top_k=8, tokens=1024, steps=200, gamma=1e-3, skew=0.5, seed=0) -> BalanceRun:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 
 from . import _check, activations, comms, compute, links, memory, models, systems
+from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
            "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
@@ -132,7 +133,7 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
                         f"per layer per micro-batch, leave NVLink")
     if plan.pp > 1 and plan.microbatches < plan.pp:
         warnings.append(f"{plan.microbatches} micro-batches for {plan.pp} stages: the pipeline never fills "
-                        f"(bubble {bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages):.0%} of ideal)")
+                        f"(bubble {fmt_percent(bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages), decimals=0)} of ideal)")
     if plan.zero >= 2 and plan.pp > 1:
         warnings.append(f"ZeRO-{plan.zero} with pipeline parallelism: DeepSpeed supports only ZeRO-1 with PP")
     if plan.zero > 0 and plan.dp == 1:

@@ -182,7 +182,8 @@ def sci_words(text: str) -> str:
 @dataclass(frozen=True)
 class Col:
     """A column's header and, optionally, its format: a format spec (``",.0f"``), a format string
-    (``"{:.1%}"``) or a callable (``units.fmt_bandwidth``), applied to every value that is not missing."""
+    (``"{:.1%}"``) or a callable (``units.fmt_bandwidth``), applied to every value that is not missing. A
+    percentage is written as the book writes one, the sign apart from the number: ``"{:.0%}"`` gives ``46 %``."""
 
     header: str
     fmt: object = None
@@ -192,9 +193,8 @@ class Col:
             return fmt_value(v, precision)
         if callable(self.fmt):
             return str(self.fmt(v))
-        if "{" in str(self.fmt):
-            return str(self.fmt).format(v)
-        return format(v, str(self.fmt))
+        text = str(self.fmt).format(v) if "{" in str(self.fmt) else format(v, str(self.fmt))
+        return re.sub(r"(?<=\d)%", " %", text)
 
 
 def _numeric(values) -> bool:

@@ -106,13 +106,13 @@ def fmt_sci(x, digits: int = 2) -> Text:
     3.14e-05
     """
     x = _check.number("x", _figure(x), allow_negative=True)
+    digits = _check.integer("digits", digits)
     if x == 0:
         return Text("0")
-    exp = math.floor(math.log10(abs(x)))
-    mant = round(x / 10**exp, digits - 1)
-    if abs(mant) >= 10:
-        mant, exp = mant / 10, exp + 1
-    return Text(f"{_sig(mant, digits)} × 10{str(exp).translate(_SUPERSCRIPT)}")
+    # Python's own rounding to ``digits`` significant figures: exact for every float, subnormals included
+    # (dividing by 10**exp underflows to zero below 1e-308), and 9.96 → 1.0 × 10¹ carries into the exponent.
+    mant, exp = f"{x:.{digits - 1}e}".split("e")
+    return Text(f"{_sig(float(mant), digits)} × 10{str(int(exp)).translate(_SUPERSCRIPT)}")
 
 
 def parse_sci(text) -> float:
@@ -236,15 +236,21 @@ def fmt_dollars(dollars, digits: int = 3) -> Text:
     return Text(f"{sign}${d:,.0f}")
 
 
-def fmt_percent(fraction, digits: int = 2) -> Text:
-    """A fraction as a percentage: ``0.4`` → ``40 %``.
+def fmt_percent(fraction, digits: int = 2, *, decimals: int | None = None) -> Text:
+    """A fraction as a percentage, the number and the sign apart as the book writes them: ``0.4`` → ``40 %``;
+    ``digits`` significant figures, or a fixed number of ``decimals`` (as Python's ``{:.1%}`` but spaced).
 
     >>> fmt_percent(0.4)
     40 %
     >>> fmt_percent(0.0533, 2)
     5.3 %
+    >>> fmt_percent(0.973, decimals=1), fmt_percent(0.5, decimals=0)
+    (97.3 %, 50 %)
     """
     f = _check.number("fraction", _figure(fraction), allow_negative=True)
+    if decimals is not None:
+        decimals = _check.integer("decimals", decimals, minimum=0)
+        return Text(f"{f * 100:.{decimals}f} %")
     return Text(f"{_sig(f * 100, digits)} %")
 
 

@@ -35,6 +35,7 @@ from functools import lru_cache
 from . import (_check, activations, calibration, checkpoint, compute, hardware, inference, memory, models, parallel,
                economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
+from .units import fmt_percent
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
            "FailureStep", "ElectricityStep", "ExportStep", "ServingStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS",
@@ -670,12 +671,12 @@ class Walkthrough:
         s2 = self.step2_compute()
         add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
         add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
-        add(3, f"effective compute at {self.mfu:.0%} MFU", self.effective_flops, units.fmt_rate(self.effective_flops),
+        add(3, f"effective compute at {fmt_percent(self.mfu, decimals=0)} MFU", self.effective_flops, units.fmt_rate(self.effective_flops),
             "effective")
-        add(3, f"run length at {self.mfu:.0%} MFU", self.run_seconds, units.fmt_duration(self.run_seconds), "days")
+        add(3, f"run length at {fmt_percent(self.mfu, decimals=0)} MFU", self.run_seconds, units.fmt_duration(self.run_seconds), "days")
         for m, s in self.step3_time().seconds.items():
             if m != self.mfu:
-                add(3, f"run length at {m:.0%} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
+                add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
         if self.plan is None:
             for step in (4, 5):
                 rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), self.plan_reason,

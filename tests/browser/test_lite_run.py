@@ -6,6 +6,8 @@ lite site that ``make book`` writes to ``_build/html/lite`` (or ``LITE_SITE``), 
 execution count and the kernel shows Idle. It then requires:
 
 - no error and no stderr output in any cell;
+- prose rendered for the reader: no MyST role, directive or label shown raw, glossary terms with their definition
+  on hover;
 - as many live explorables as the committed chapter has, each answering one of its controls (a drop-down, a slider
   or a toggle) with a new view computed by the browser's kernel;
 - no request for anything but the site: every request Playwright sees goes to 127.0.0.1, the site itself answered
@@ -120,6 +122,15 @@ _PROBLEMS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
                || e.classList.contains('jp-mod-error')
                || e.querySelector('[data-mime-type="application/vnd.jupyter.stderr"]'))
   .map(e => e.innerText.slice(0, 400))"""
+
+#: the prose as the reader sees it (rendered Markdown cells), and what raw MyST in it looks like: a role, a directive
+#: fence or a target label (tools/lab_book.LiteRenderer renders them when the site is built)
+_PROSE = """() => [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')].map(e => e.innerText)
+  .join('\\n')"""
+_RAW_MYST = re.compile(r"\{(?:glue|term|cite|doc|numref|ref|admonition|exercise|solution|dropdown|note|warning|"
+                       r"tip)(?::\w+)?\}|^\([\w:-]+\)=", re.M)
+#: glossary terms whose definition shows on hover (``<abbr title>``)
+_HOVERS = """() => [...document.querySelectorAll('.jp-MarkdownCell abbr[title]')].length"""
 
 #: the outermost widget boxes of each output: the explorables (a VBox of title, controls and the rendered view)
 _BOXES = """() => [...document.querySelectorAll('.jp-OutputArea-output .widget-vbox')]
@@ -243,6 +254,11 @@ def test_chapter_runs_in_the_browser(lite_browser, lite_url, name):
 
         problems = page.evaluate(_PROBLEMS)
         assert not problems, f"{name}: error or stderr output in the browser: {problems}"
+
+        prose = page.evaluate(_PROSE)
+        raw = sorted(set(_RAW_MYST.findall(prose)))
+        assert not raw, f"{name}: the prose shows MyST the lite copy should have rendered: {raw[:8]}"
+        assert page.evaluate(_HOVERS) > 0, f"{name}: no glossary term shows its definition on hover"
 
         boxes = page.evaluate_handle(_BOXES)
         handles = [boxes.get_property(str(i)).as_element()

@@ -345,3 +345,22 @@ def test_what_the_reader_sees(browser, site_url, path):
     (REPORTS / f"reader-{name}.json").write_text(json.dumps({"smallest_chart_text_px": smallest,
                                                              "findings": findings}, indent=1, ensure_ascii=False))
     assert not findings, f"{path}: " + "; ".join(f"{k}: {len(v)} (e.g. {v[:3]})" for k, v in findings.items())
+
+
+def test_lite_copies_carry_the_sites_exercise_numbers_and_no_raw_myst():
+    """The JupyterLite copy of each chapter (tools/lab_book.LiteRenderer) numbers its exercises as the website does
+    (sphinx-exercise counts across the book) and shows none of the MyST the website renders."""
+    lite = SITE / "lite" / "files" / "chapters"
+    chapters = sorted((SITE / "chapters").glob("[0-9][0-9]_*.html"))
+    assert chapters and lite.is_dir(), f"no built chapters or lite copies under {SITE}"
+    raw = re.compile(r"\{(?:glue|term|cite|doc)[\w:]*\}`|^(?:`{3,}|:{3,})\{\w+\}|^\([\w:-]+\)=", re.M)
+    for page in chapters:
+        site_numbers = [int(n) for n in re.findall(
+            r'class="exercise admonition"[^>]*>\s*<p class="admonition-title"><span class="caption-number">'
+            r'Exercise (\d+)', page.read_text(encoding="utf-8"))]
+        nb = json.loads((lite / f"{page.stem}.ipynb").read_text(encoding="utf-8"))
+        prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        lite_numbers = [int(n) for n in re.findall(r"^\*\*Exercise (\d+)", prose, re.M)]
+        assert site_numbers, f"{page.name}: no numbered exercise found on the website page"
+        assert lite_numbers == site_numbers, f"{page.stem}: lite exercises {lite_numbers}, website {site_numbers}"
+        assert not raw.findall(prose), f"{page.stem}: raw MyST in the lite copy: {sorted(set(raw.findall(prose)))[:5]}"

@@ -9,6 +9,7 @@ import html
 from .. import _check, hardware, numerics, plotting, roofline, units, widgets
 from . import _layout
 from ..hardware import Accelerator
+from ..units import fmt_percent
 
 __all__ = ["spec_sheet", "format_table", "plot_roofline", "roofline_view", "roofline_explorer", "precision_view",
            "precision_explorer", "EXPLORER_ACCELERATORS"]
@@ -170,8 +171,8 @@ def roofline_view(accelerator, dtype, n) -> str:
     head = _layout.verdict(
         f"Matmul n = {n:,}: {gemm_i:,.1f} FLOP/byte, {side} the ridge at {ridge:,.0f} → {verdict}: "
         f"{units.fmt_rate(got)}, {units.fmt_percent(got / peak)} of the {units.fmt_rate(peak)} dense peak.", None)
-    tail = _layout.para(f"An element-wise add reaches {roofline.fraction_of_peak(acc, ew_i, dtype):.2%} of peak "
-                        f"({ew_i:.3f} FLOP/byte).".replace("%", " %"), small=True)
+    tail = _layout.para(f"An element-wise add reaches {fmt_percent(roofline.fraction_of_peak(acc, ew_i, dtype), decimals=2)} of peak "
+                        f"({ew_i:.3f} FLOP/byte).", small=True)
     return head + chart + tail
 
 

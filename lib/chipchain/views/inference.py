@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import _check, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
 from . import _layout
+from ..units import fmt_percent
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
            "process_node_table", "packaging_table", "decode_roofline_points", "plot_moore_projection",
@@ -53,7 +54,7 @@ def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weig
         rows.append({"batch": d.batch, "FLOP/byte": round(d.intensity, 1), "bound": d.bound,
                      "tokens/s (all)": round(d.tokens_per_second) if d.fits else NO_FIT,
                      "tokens/s (each)": round(d.per_sequence_tokens_per_second, 1) if d.fits else NO_FIT,
-                     "share of peak": f"{d.utilisation:.1%}",
+                     "share of peak": f"{fmt_percent(d.utilisation, decimals=1)}",
                      "fits": "yes" if d.fits else f"no: needs {units.fmt_bytes(d.memory_needed)}"})
     return pd.DataFrame(rows).set_index("batch")
 

@@ -8,6 +8,7 @@ import math
 
 from .. import _check, _data, hardware, landscape, plotting, tables, units, widgets
 from . import _layout
+from ..units import fmt_percent
 
 __all__ = ["factions", "headline_table", "generation_table", "fit_table", "plot_generation_growth", "evaluation_table",
            "score_table", "compare_view", "compare_explorer", "scoring_explorer", "COMPARE_NVIDIA",
@@ -229,7 +230,7 @@ def _scoring_view(compute, memory, interconnect, software, efficiency):
         raise ValueError("give at least one dimension a weight above zero")
     df = score_table(w)
     weighted = [d for d in landscape.DIMENSIONS if w.get(d)]
-    rows = [(name + ("" if cov >= 1 else f" (scored on {cov:.0%} of the weight)"), None if sc != sc else sc,
+    rows = [(name + ("" if cov >= 1 else f" (scored on {fmt_percent(cov, decimals=0)} of the weight)"), None if sc != sc else sc,
              plotting.color(0)) for name, sc, cov in zip(df.index, df["score"], df["coverage"])]
     svg = plotting.svg_hbars(rows, xlabel="weighted score (best chip = 1 on each dimension)", xlim=(0, 1),
                              unit_format=lambda v: f"{v:.2f}",

@@ -74,7 +74,8 @@ def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
         ax.loglog(dps, ys, marker="o", ms=3, color=plotting.color(s),
                   label=f"{names[s]}: traffic {parallel.zero_traffic_factor(s):g}Ψ per step")
     ax.axhline(capacity / 1e9, color="black", linestyle="--", lw=1)
-    ax.text(dps[0], capacity / 1e9 * 1.15, f"{capacity / 1e9:g} GB card", fontsize=8)
+    ax.text(dps[0], capacity / 1e9 * 1.15, f"one {accelerator} holds {fmt_capacity(capacity)}",
+            fontsize=8)
     ax.set_xlabel("data-parallel degree $N_d$")
     ax.set_ylabel("model states per GPU (GB)")
     ax.legend(fontsize=8, loc="lower left")

@@ -75,7 +75,7 @@ def plot_padding(lengths, batch, seq, ax=None):
     effs = [("pad to the longest in the batch", datapath.padding_efficiency(x, batch)),
             ("length buckets (8)", datapath.bucket_efficiency(x, batch)),
             (f"FFD packing into {seq}", datapath.packing_efficiency(x, seq))]
-    txt = "\n".join(f"{k}: {v:.1%} real tokens" for k, v in effs)
+    txt = "\n".join(f"{k}: {fmt_percent(v, decimals=1)} real tokens" for k, v in effs)
     ax.text(0.02, 0.97, txt, transform=ax.transAxes, va="top", fontsize=8)
     return ax
 
@@ -106,8 +106,8 @@ def schedule_view(policy, small_share) -> str:
         lines=[{"x": xs, "y": day(r.hourly_utilisation), "label": "utilisation"},
                {"x": xs, "y": day(r.hourly_large_capacity), "label": "room for a new large job", "dash": True}],
         ylim=(0, 1), xlabel="day (seed 0; the first week is warm-up)", ylabel="fraction of 1,024 GPUs",
-        alt=f"Daily utilisation and room for a new large job under {policy} with {small_share:.0%} of demand from "
-            f"small jobs: utilisation {r.utilisation:.0%}, room {r.large_capacity:.0%}.")
+        alt=f"Daily utilisation and room for a new large job under {policy} with {fmt_percent(small_share, decimals=0)} of demand from "
+            f"small jobs: utilisation {fmt_percent(r.utilisation, decimals=0)}, room {fmt_percent(r.large_capacity, decimals=0)}.")
     pct = lambda v: str(fmt_percent(v, 3 if v >= 0.1 else 2))      # noqa: E731
     cards = [("utilisation (busy GPU-hours)", pct(mean("utilisation"))),
              ("GPU-hours to large jobs", pct(mean("large_share")), f"offered {pct((1 - small_share) * _LOAD)}"),
@@ -160,9 +160,9 @@ def packing_view(median, sigma, seq) -> str:
             ("length buckets (8), then pad", bucket), ("FFD packing (first-fit decreasing)", pack)]
     bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
                               xlabel="token slots holding real tokens", xformat="percent",
-                              unit_format=lambda v: f"{v:.1%}".replace("%", " %"),
+                              unit_format=lambda v: f"{fmt_percent(v, decimals=1)}",
                               alt="Share of token slots holding real tokens: "
-                             + "; ".join(f"{k} {v:.1%}" for k, v in rows))
+                             + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in rows))
     xs, ys = [], []
     for a, b, h in zip(edges[:-1], edges[1:], hist):      # a step outline of the histogram, one step per bin
         xs += [10 ** a, 10 ** b]
@@ -174,10 +174,10 @@ def packing_view(median, sigma, seq) -> str:
         alt=f"Log-normal length distribution of {_N_DOCS:,} documents with median {median} tokens and spread "
             f"sigma {sigma}; {cut} are longer than {seq:,} tokens and are cut to it.")
     note = (f"{_N_DOCS:,} documents, mean {mean:,.0f} tokens; batches of {_BATCH}. {cut:,} documents "
-            f"({cut / _N_DOCS:.1%}) are longer than {seq:,} tokens and are cut to one sequence (not drawn). "
+            f"({fmt_percent(cut / _N_DOCS, decimals=1)}) are longer than {seq:,} tokens and are cut to one sequence (not drawn). "
             f"Slots per real token: {' / '.join(f'{1 / v:.2f}' for _, v in rows)}.").replace("%)", " %)")
-    return (_layout.verdict(f"Packing fills {pack:.1%} of the slots; padding each batch to its longest, "
-                            f"{pad:.1%}.".replace("%", " %"), None) + bars + chart + _layout.para(note, small=True))
+    return (_layout.verdict(f"Packing fills {fmt_percent(pack, decimals=1)} of the slots; padding each batch to its longest, "
+                            f"{fmt_percent(pad, decimals=1)}.", None) + bars + chart + _layout.para(note, small=True))
 
 
 @widgets.explorer
@@ -214,7 +214,7 @@ def recipe_table(recipe, caption=None):
             ("batch (sequences) from step", ", ".join(f"{b:,} from {s:,}" for s, b in d["batch_schedule"])),
             ("sequence length (tokens)", _recipe_value(d["seq"]))]
     for st in d["stages"]:
-        mix = ", ".join(f"{k} {v:.0%}" for k, v in st["mixture"].items())
+        mix = ", ".join(f"{k} {fmt_percent(v, decimals=0)}" for k, v in st["mixture"].items())
         rows.append((f"stage '{st['name']}'", f"{fmt_number(st['tokens'] / TERA)} trillion tokens: {mix}"))
     return tables.show(pd.DataFrame(rows, columns=["setting", "value"]), columns={"setting": "Setting", "value": "Value"},
                 caption=caption or f"Training recipe '{d['name']}'")

@@ -8,6 +8,7 @@ from .._lazy import np
 
 from .. import _data, economics, plotting, power, systems, units, walkthrough, widgets
 from . import _layout
+from ..units import fmt_percent
 
 __all__ = ["facts", "deals", "run_energy_explorer", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
 
@@ -110,7 +111,7 @@ def plot_buy_vs_rent(purchase_price=None, gpu_power="H100", host_share=None, ren
 
     >>> ax = plot_buy_vs_rent(rents=(2.0, 4.0))
     >>> [t.get_text() for t in ax.texts]
-    ['86%', '40%']
+    ['86 %', '40 %']
     >>> import matplotlib.pyplot as plt; plt.close("all")
     """
     purchase = power.fact("h100_price_seed002") if purchase_price is None else purchase_price
@@ -126,12 +127,12 @@ def plot_buy_vs_rent(purchase_price=None, gpu_power="H100", host_share=None, ren
         ax.axhline(r, color=c, ls="--", lw=1.2, label=f"rent ${r:.2f}/h")
         if u <= 1:
             ax.plot([u], [r], "o", color=c)
-            ax.annotate(f"{u:.0%}", (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
+            ax.annotate(f"{fmt_percent(u, decimals=0)}", (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
     ax.set_xlim(0.1, 1.0)
     ax.set_ylim(0, max(8.0, max(rents) * 1.3))
     ax.set_xlabel("utilisation of an owned GPU (fraction of the year's hours)")
     ax.set_ylabel("$ per used GPU-hour")
-    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")
+    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")     # axis ticks compact, as plotting's percent axes
     ax.legend(fontsize=8)
     return ax
 

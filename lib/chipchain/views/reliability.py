@@ -186,7 +186,7 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
         ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
         alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
-            f"with goodput {g:.1%}.")
+            f"with goodput {fmt_percent(g, decimals=1)}.")
     lost = checkpoint.lost_seconds_per_week(g) / HOUR
     cards = _layout.headline([
         ("goodput at Daly's interval", str(fmt_percent(g, 3)), f"{lost:.1f} h lost per week"),

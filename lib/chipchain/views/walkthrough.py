@@ -10,6 +10,7 @@ from .. import hardware, plotting, source_checks, tables, units, widgets
 from . import _layout
 from ..units import DAY
 from ..walkthrough import Walkthrough
+from ..units import fmt_percent
 
 __all__ = ["inputs_table", "ledger_table", "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
            "plot_time_budget", "source_check_table",
@@ -34,7 +35,7 @@ def inputs_table(walkthrough: Walkthrough | None = None):
             ("cluster", f"{units.fmt_number(w.n_gpus)} × {w.accelerator.name} in {w.cluster.node.name} nodes of "
                         f"{w.gpus_per_node} ({w.cluster.intra.name} inside, {w.cluster.inter.name} between)"),
             ("peak per GPU", peak_text),
-            ("MFU", f"{w.mfu:.0%} (step ③ also at {', '.join(f'{m:.0%}' for m in w.mfus if m != w.mfu)})"),
+            ("MFU", f"{fmt_percent(w.mfu, decimals=0)} (step ③ also at {', '.join(f'{fmt_percent(m, decimals=0)}' for m in w.mfus if m != w.mfu)})"),
             ("model states", f"{w.bytes_per_param:g} B per parameter ({w.recipe})"),
             ("parallel plan", str(w.plan) if w.plan is not None else w.plan_reason),
             ("global batch", f"{units.fmt_number(w.batch)} sequences per step")]
@@ -59,7 +60,7 @@ def _ledger_cards(w: Walkthrough) -> list:
     cards = [("① model states", t["states"], t["cards"], None),
              ("② compute, 6ND", f"{tables.fmt_value(s2.flops, 2)} FLOP",
               f"cluster peak {t['cluster_peak']}", None),
-             (f"③ run at {w.mfu:.0%} MFU".replace("%", " %"), t["days"],
+             (f"③ run at {fmt_percent(w.mfu, decimals=0)} MFU", t["days"],
               "; ".join(f"{t[k]} at {k[5:]} % MFU" for k in others) or None, None)]
     if w.plan is None:
         cards.append(("④ plan", "no plan fits", w.plan_reason, _layout.BAD))
@@ -108,7 +109,7 @@ def ledger_html(walkthrough: Walkthrough, titles: dict | None = None, reference:
                   if ref.get(label[0]) not in (None, value) else note, colour)
                  for label, value, note, colour in cards]
     head = (f"{w.model.name}, {w.tokens / units.TERA:g} T tokens, {w.n_gpus:,} × {w.accelerator.name} at "
-            f"{units.fmt_rate(w.peak_flops)} × {w.mfu:.0%} MFU".replace("%", " %"))
+            f"{units.fmt_rate(w.peak_flops)} × {fmt_percent(w.mfu, decimals=0)} MFU")
     try:
         e = w.step3_evidence()
         lo, mid, hi = e.mfus
@@ -131,7 +132,7 @@ def time_budget_days(walkthrough: Walkthrough | None = None) -> list:
     w = Walkthrough() if walkthrough is None else walkthrough
     s2 = w.step2_compute()
     return [("at 100 % of peak", s2.flops / s2.cluster_peak / DAY),
-            (f"at {w.mfu:.0%} MFU (step ③)".replace("%", " %"), w.run_seconds / DAY),
+            (f"at {fmt_percent(w.mfu, decimals=0)} MFU (step ③)", w.run_seconds / DAY),
             ("on the wall clock (step ⑥)", w.step6_failures().wall_seconds / DAY)]
 
 
@@ -140,7 +141,7 @@ def time_budget_html(walkthrough: Walkthrough | None = None) -> str:
     below peak adds (step ③) and the days failures add (step ⑥); the bar's length is the wall-clock run."""
     w = Walkthrough() if walkthrough is None else walkthrough
     (_, peak), (_, at_mfu), (_, wall) = time_budget_days(w)
-    segs = [("at 100 % of peak", peak), (f"added by {w.mfu:.0%} MFU".replace("%", " %"), at_mfu - peak),
+    segs = [("at 100 % of peak", peak), (f"added by {fmt_percent(w.mfu, decimals=0)} MFU", at_mfu - peak),
             ("added by failures", max(wall - at_mfu, 0.0))]
     return plotting.svg_bars(segs, unit_format=lambda v: f"{v:,.1f} days" if v < 10 else f"{v:,.0f} days",
                              xlabel=f"days on the cluster: {wall:,.0f} on the wall clock",
