@@ -102,8 +102,12 @@ def explorables_in(name: str) -> int:
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
 
 
+#: the code cells whose input shows: the lite copies fold the bookkeeping cells the website hides (their prompt, and
+#: so their execution count, is not in the page); Run All runs them in order, so each visible cell after one proves it
+#: finished, and one that raised shows its traceback in its output (_PROBLEMS)
 _STATE = """() => {
-  const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
+      .filter(c => c.querySelector('.jp-InputArea-prompt'));
   const prompts = cells.map(c => (c.querySelector('.jp-InputArea-prompt') || {innerText: ''}).innerText.trim());
   const sources = cells.map(c => ((c.querySelector('.jp-InputArea-editor') || {innerText: ''}).innerText
       .split('\\n').find(l => l.trim()) || '').trim().slice(0, 100));
