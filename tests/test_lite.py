@@ -95,6 +95,8 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
     prose = "\n".join(c["source"] for c in cells if c["cell_type"] == "markdown")
     raw = re.findall(r"\{(?:glue|term|cite|doc)[\w:]*\}`|^(?:`{3,}|:{3,})\{\w+\}|^\([\w:-]+\)=", prose, re.M)
     assert not raw, f"{name}: MyST left raw in the lite copy's prose: {sorted(set(raw))[:5]}"
+    # JupyterLab's renderer takes "\$0.12 … \$510,000" for maths: a literal dollar is written as an entity
+    assert "\\$" not in re.sub(r"`+[^`]*`+", "", prose), f"{name}: an escaped dollar JupyterLab would read as maths"
     lists = [i for i, c in enumerate(copy["cells"]) if not isinstance(c["source"], str)] + \
             [i for i, c in enumerate(copy["cells"]) for o in c.get("outputs", [])
              if any(isinstance(v, list) for v in o.get("data", {}).values()) or isinstance(o.get("text", ""), list)]

@@ -308,7 +308,15 @@ class LiteRenderer(Renderer):
         src = _RUN_LINE.sub("", src)
         src = _TARGET.sub("", src)
         src = _DIRECTIVE.sub(self.directive, src)
-        return _ROLE.sub(self.role, src)
+        return _literal_dollars(_ROLE.sub(self.role, src))
+
+
+def _literal_dollars(markdown: str) -> str:
+    """An escaped dollar (``\\$0.12``) as the HTML entity ``&#36;``, outside code: JupyterLab's own Markdown renderer
+    (JupyterLite has no jupyterlab-myst) looks for maths before it reads escapes, so "\\$0.12 … \\$510,000" would
+    become one formula."""
+    parts = re.split(r"(`+[^`]*`+)", markdown)
+    return "".join(p if p.startswith("`") else p.replace("\\$", "&#36;") for p in parts)
 
 
 def lite_copies(notebooks: list[dict], names: list[str]) -> tuple[list[dict], list[str]]:

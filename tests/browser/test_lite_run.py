@@ -1,9 +1,10 @@
 """Every chapter runs to the end in the built JupyterLite site, in headless Chromium, served by 127.0.0.1 alone.
 
-For each chapter, in a fresh browser context (cold cache: a reader's first start), the test opens the notebook in the
-lite site that ``make book`` writes to ``_build/html/lite`` (or ``LITE_SITE``), runs every cell through the menus
-(*Run → Run All Cells*: JupyterLite 0.6 exposes no ``window.jupyterapp``) and waits until every code cell has an
-execution count and the kernel shows Idle. It then requires:
+For each chapter, in a fresh browser context (cold cache: a reader's first start), the test opens the notebook where
+the chapter's "Run this chapter" link leads — JupyterLite's notebook interface (``notebooks/index.html?path=…``) in the
+lite site that ``make book`` writes to ``_build/html/lite`` (or ``LITE_SITE``) — runs every cell through the menus
+(*Run → Run All Cells*: JupyterLite 0.6 exposes no ``window.jupyterapp``) and waits until every code cell whose input
+shows has an execution count and the kernel shows idle. It then requires:
 
 - no error and no stderr output in any cell;
 - prose rendered for the reader: no MyST role, directive or label shown raw, glossary terms with their definition
@@ -107,7 +108,7 @@ def explorables_in(name: str) -> int:
 #: finished, and one that raised shows its traceback in its output (_PROBLEMS)
 _STATE = """() => {
   const cells = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
-      .filter(c => c.querySelector('.jp-InputArea-prompt'));
+      .filter(c => { const p = c.querySelector('.jp-InputArea-prompt'); return p && p.offsetParent !== null; });
   const prompts = cells.map(c => (c.querySelector('.jp-InputArea-prompt') || {innerText: ''}).innerText.trim());
   const sources = cells.map(c => ((c.querySelector('.jp-InputArea-editor') || {innerText: ''}).innerText
       .split('\\n').find(l => l.trim()) || '').trim().slice(0, 100));
@@ -176,7 +177,7 @@ def run_all(page, console) -> tuple[float, float]:
         # nothing run): choose it again, at most RUN_ALL_CLICKS times in all, counting time from the first choice
         started = any(p == "[*]:" for p in state["prompts"]) or any(done)
         if (not started and clicks < RUN_ALL_CLICKS and now - clicked > 15
-                and re.search(r"\bIdle\b", state["status"])):
+                and re.search(r"\bidle\b", state["status"], re.I)):
             clicked, clicks = click_run_all(), clicks + 1
             continue
         if sum(done) > finished:
@@ -248,7 +249,7 @@ def test_chapter_runs_in_the_browser(lite_browser, lite_url, name):
     start = len(_Handler.served)
     try:
         t0 = time.monotonic()
-        page.goto(f"{lite_url}/lab/index.html?path=chapters/{name}")
+        page.goto(f"{lite_url}/notebooks/index.html?path=chapters/{name}")     # where the chapter's link leads
         page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
         opened = time.monotonic() - t0
         first, end = run_all(page, console)

@@ -189,7 +189,7 @@ def test_screenshots_and_no_overflow_on_phone(browser, site_url, path):
 def test_internal_links_resolve(browser, site_url):
     import urllib.request
 
-    seen, bad, anchors_cache = set(), [], {}
+    seen, bad, anchors_cache, lite_links = set(), [], {}, []
     page = browser.new_page()
     try:
         for path in PAGES:
@@ -199,7 +199,8 @@ def test_internal_links_resolve(browser, site_url):
                     continue
                 seen.add(href)
                 target, frag = urldefrag(href)
-                if "/lite/lab/index.html?path=" in target:      # JupyterLite: the notebook must be in the lite site
+                if re.search(r"/lite/(lab|notebooks)/index\.html\?path=", target):   # JupyterLite: the notebook
+                    lite_links.append(target)                                       # must be in the lite site
                     nb = target.split("path=", 1)[1]
                     if not (SITE / "lite" / "files" / nb).exists():
                         bad.append(f"{href} (from {path}): {nb} is not in the JupyterLite site")
@@ -217,6 +218,10 @@ def test_internal_links_resolve(browser, site_url):
     (REPORTS / "links_crawled.txt").write_text(f"{len(seen)}\n")
     assert len(seen) > 20
     assert not bad, "broken internal links:\n" + "\n".join(bad[:20])
+    # every chapter's "Run this chapter" opens it in JupyterLite's notebook interface (one document, usable on a phone)
+    opened = {t.split("path=", 1)[1] for t in lite_links if "/lite/notebooks/index.html" in t}
+    chapters = {f"chapters/{p.stem}.ipynb" for p in (SITE / "chapters").glob("[0-9][0-9]_*.html")}
+    assert chapters <= opened, f"chapters without a JupyterLite notebook link: {sorted(chapters - opened)}"
 
 
 def test_search_finds_a_chapter_by_a_term_it_teaches(browser, site_url):
