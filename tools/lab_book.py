@@ -181,6 +181,10 @@ class Renderer:
         if not entry:
             self.unresolved.append(f"{self.name}: term {target!r} is not in the glossary")
             return text
+        return self.term_markup(text, entry)
+
+    def term_markup(self, text: str, entry: tuple[str, str]) -> str:
+        """A resolved glossary term: a link to the glossary page written beside the chapters."""
         return f"[{text}]({self.up}glossary.md)"
 
     def cite(self, kind: str, content: str) -> str:
@@ -191,11 +195,13 @@ class Renderer:
                 self.unresolved.append(f"{self.name}: citation {key!r} is not in references.bib")
                 parts.append(key)
                 continue
-            if kind == "cite:t":
-                parts.append(f'[{ref["author"]} ({ref["year"]})]({self.up}references.md)')
-            else:
-                parts.append(f'[{ref["author"]}, {ref["year"]}]({self.up}references.md)')
+            label = f'{ref["author"]} ({ref["year"]})' if kind == "cite:t" else f'{ref["author"]}, {ref["year"]}'
+            parts.append(self.cite_markup(label, ref))
         return ", ".join(parts) if kind == "cite:t" else "(" + "; ".join(parts) + ")"
+
+    def cite_markup(self, label: str, ref: dict) -> str:
+        """A resolved citation: the website's author–year label, linked to the references page."""
+        return f"[{label}]({self.up}references.md)"
 
     def doc(self, content: str) -> str:
         m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
@@ -253,26 +259,11 @@ class LiteRenderer(Renderer):
         self.exercise = first_exercise - 1
         self.numbers: dict[str, int] = {}
 
-    def term(self, content: str) -> str:
-        m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
-        text, target = (m.group(1), m.group(2)) if m else (content, content)
-        entry = self.terms.get(target.strip().lower())
-        if not entry:
-            self.unresolved.append(f"{self.name}: term {target!r} is not in the glossary")
-            return text
+    def term_markup(self, text: str, entry: tuple[str, str]) -> str:
         return f'<abbr title="{entry[0]}: {plain_text(entry[1], self.refs)}">{text}</abbr>'
 
-    def cite(self, kind: str, content: str) -> str:
-        parts = []
-        for key in (k.strip() for k in content.split(",") if k.strip()):
-            ref = self.refs.get(key)
-            if not ref:
-                self.unresolved.append(f"{self.name}: citation {key!r} is not in references.bib")
-                parts.append(key)
-                continue
-            label = f'{ref["author"]} ({ref["year"]})' if kind == "cite:t" else f'{ref["author"]}, {ref["year"]}'
-            parts.append(f'<abbr title="{plain_text(ref["title"])}">{label}</abbr>')
-        return ", ".join(parts) if kind == "cite:t" else "(" + "; ".join(parts) + ")"
+    def cite_markup(self, label: str, ref: dict) -> str:
+        return f'<abbr title="{plain_text(ref["title"])}">{label}</abbr>'
 
     def doc(self, content: str) -> str:
         m = re.fullmatch(r"(.*?)\s*<([^>]+)>", content.strip(), re.S)
@@ -326,24 +317,14 @@ def lite_copies(notebooks: list[dict], names: list[str]) -> tuple[list[dict], li
     out, unresolved, first = [], [], 1
     for nb, name in zip(notebooks, names):
         r = LiteRenderer(glue_values(nb), terms, refs, name, first)
-        cells = []
-        for cell in nb["cells"]:
-            cell = json.loads(json.dumps(cell))
-            src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            if cell["cell_type"] == "markdown":
-                cell["source"] = r.markdown(src)
-            elif cell["cell_type"] == "code" and HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])):
-                cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
-            cells.append(cell)
-        out.append({**nb, "cells": cells})
+        out.append(rendered(nb, r))
         unresolved += r.unresolved
         first = r.exercise + 1
     return out, unresolved
 
 
-def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "") -> tuple[dict, list[str]]:
-    """The notebook with its Markdown rendered for JupyterLab and its hidden code collapsed; plus what stayed raw."""
-    r = Renderer(glue_values(nb), terms, refs, depth, name)
+def rendered(nb: dict, r: Renderer) -> dict:
+    """A copy of ``nb`` with its Markdown rendered by ``r`` and the code of the cells the website hides collapsed."""
     cells = []
     for cell in nb["cells"]:
         cell = json.loads(json.dumps(cell))
@@ -353,7 +334,13 @@ def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "
         elif cell["cell_type"] == "code" and HIDDEN_TAGS & set(cell.get("metadata", {}).get("tags", [])):
             cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
         cells.append(cell)
-    return {**nb, "cells": cells}, r.unresolved
+    return {**nb, "cells": cells}
+
+
+def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "") -> tuple[dict, list[str]]:
+    """The notebook with its Markdown rendered for JupyterLab and its hidden code collapsed; plus what stayed raw."""
+    r = Renderer(glue_values(nb), terms, refs, depth, name)
+    return rendered(nb, r), r.unresolved
 
 
 def glossary_page(terms: dict, refs: dict) -> str:
