@@ -167,6 +167,8 @@ class Renderer:
         value = self.glue[key]
         try:
             text = format_plain(value, fmt) if kind == "glue:text" else value
+            if kind == "glue:text" and fmt.endswith("%"):     # spaced, as book/_ext/steel_glue.py does on the site
+                text = re.sub(r"(?<=\d)%", " %", text)
         except ValueError:
             self.unresolved.append(f"{self.name}: glue {key!r} = {value!r} does not take the format {fmt!r}")
             text = value

@@ -61,14 +61,23 @@ def _complete(rng, length: float, m: float, n: int):
     return times, fails
 
 
+#: rounds of :func:`_complete`'s loop allowed: the slowest block needs about e^(length/MTBF) tries, each a round of
+#: a few NumPy calls (about 15 µs), whatever the number of blocks
+_MAX_ROUNDS = 5e3
+
+
 def _bounded(t, c, r, m, events, what, limit):
     """Refuse inputs whose simulation would take more than about a second: more than ``limit`` expected draws
-    (3·10⁶ vectorised in :func:`simulate_goodput`, 10⁵ loop steps in :func:`simulate_timeline`)."""
+    (3·10⁶ vectorised in :func:`simulate_goodput`, 10⁵ loop steps in :func:`simulate_timeline`), or, for the vectorised
+    simulation, more than ``_MAX_ROUNDS`` rounds of its loop (a segment longer than about 8.5 MTBFs: two blocks of
+    one 10⁶ s segment against a 70,320 s MTBF are 3·10⁶ draws, but 1.5·10⁶ rounds of two draws, 35 s)."""
     tries = math.exp(min((t + c) / m, 50.0)) + math.exp(min(r / m, 50.0))
-    if events * tries > limit:
+    rounds = max(math.exp(min((t + c) / m, 50.0)), math.exp(min(r / m, 50.0)))
+    if events * tries > limit or (limit > 1e5 and rounds > _MAX_ROUNDS):
         raise ValueError(f"{what}: segments of {t + c:g} s and restarts of {r:g} s against a {m:g} s MTBF would "
-                         f"need about {events * tries:.2g} failure draws, more than the {limit:.0e} this simulation "
-                         f"allows (about a second); shorten the run or lengthen the MTBF")
+                         f"need about {events * tries:.2g} failure draws in about {rounds:.2g} rounds, more than the "
+                         f"{limit:.0e} draws or {_MAX_ROUNDS:.0e} rounds this simulation allows (about a second); "
+                         f"shorten the segments or lengthen the MTBF")
 
 
 def simulate_goodput(interval, checkpoint_seconds, restart_seconds, mtbf, segments=200, runs=200,

@@ -178,11 +178,17 @@ def _si(v: float) -> str:
     return _trim(f"{v:.{min(_decimals(v), 6)}f}") if v else "0"
 
 
+def _mantissa_exponent(v: float, digits: int = 7) -> tuple[float, int]:
+    """``v`` as m × 10^e with 1 ≤ |m| < 10, through Python's own e-format: exact for every float, subnormals
+    included, where ``v / 10**e`` divides by zero (10**-324 underflows)."""
+    m, e = f"{v:.{digits - 1}e}".split("e")
+    return float(m), int(e)
+
+
 def _pow10(v: float) -> str:
     if v == 0:
         return "0"
-    e = math.floor(math.log10(abs(v)) + 1e-9)
-    m = v / 10**e
+    m, e = _mantissa_exponent(v, 3)          # the head shows at most three digits: 9.999e-5 is 10⁻⁴, not 10×10⁻⁵
     head = "" if abs(m - 1) < 1e-9 else ("−" if abs(m + 1) < 1e-9 else _trim(f"{m:.2f}") + "×")
     return f"{head}10{str(e).translate(_SUP)}"
 
@@ -201,8 +207,7 @@ def _labels(ticks, fmt, log: bool) -> list[str]:
             fmt = "pow10"
         else:
             fmt = "plain"
-    uniform = not log or not all(_trim(f"{v / 10 ** math.floor(math.log10(v) + 1e-9):.6f}") in ("1", "2", "5")
-                                 for v in nz)
+    uniform = not log or not all(_trim(f"{_mantissa_exponent(v)[0]:.6f}") in ("1", "2", "5") for v in nz)
     if fmt == "si" and not (uniform and nz and max(nz) < 1e3):
         labels = [_si(v) for v in ticks]
         if len(set(labels)) == len(labels):
@@ -233,7 +238,9 @@ def _linear_ticks(lo: float, hi: float, max_n: int) -> list[float]:
             step = m * mag
             first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
             if last - first + 1 <= max_n:
-                return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+                ticks = [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+                tol = 1e-9 * span           # k × step can land an ulp outside a range only a few ulps wide: clamp
+                return [v if lo - tol <= v <= hi + tol else min(max(v, lo), hi) for v in ticks]
         mag *= 10
     return [lo, hi]
 

@@ -369,3 +369,13 @@ def test_lite_copies_carry_the_sites_exercise_numbers_and_no_raw_myst():
         assert site_numbers, f"{page.name}: no numbered exercise found on the website page"
         assert lite_numbers == site_numbers, f"{page.stem}: lite exercises {lite_numbers}, website {site_numbers}"
         assert not raw.findall(prose), f"{page.stem}: raw MyST in the lite copy: {sorted(set(raw.findall(prose)))[:5]}"
+
+
+def test_glued_percentages_are_spaced_as_the_prose():
+    """A glued percentage reads "50 %" like the rest of the book (book/_ext/steel_glue.py), not Python's "50%"."""
+    pages = sorted((SITE / "chapters").glob("[0-9][0-9]_*.html"))
+    assert pages, f"no built chapters under {SITE}"
+    glued = {p.stem: re.findall(r'class="pasted-text">([^<]*%)<', p.read_text(encoding="utf-8")) for p in pages}
+    assert sum(map(len, glued.values())) > 50, "expected the chapters' glued percentages on the pages"
+    unspaced = {k: [t for t in v if re.search(r"\d%", t)] for k, v in glued.items()}
+    assert not any(unspaced.values()), {k: v[:3] for k, v in unspaced.items() if v}
