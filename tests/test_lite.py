@@ -92,6 +92,7 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
             assert (c["source"], c["outputs"]) == (o["source"], o["outputs"]), f"{name}: a code cell changed"
             hidden = bool(lab_book.HIDDEN_TAGS & set(o["metadata"].get("tags", [])))
             assert c["metadata"].get("jupyter", {}).get("source_hidden", False) == hidden, c["source"][:80]
+            assert c["metadata"].get("trusted") is True, f"{name}: stored figures would show as placeholders"
     prose = "\n".join(c["source"] for c in cells if c["cell_type"] == "markdown")
     raw = re.findall(r"\{(?:glue|term|cite|doc)[\w:]*\}`|^(?:`{3,}|:{3,})\{\w+\}|^\([\w:-]+\)=", prose, re.M)
     assert not raw, f"{name}: MyST left raw in the lite copy's prose: {sorted(set(raw))[:5]}"

@@ -9,7 +9,9 @@ What it does, in order:
    holds) — Pyodide has none of the three, so they are piplite wheels of this site;
 2. copies every ``chapters/*.ipynb`` into a staging folder, its MyST rendered as plain Markdown that JupyterLite
    shows (``lab_book.LiteRenderer``: glued values, glossary terms with their definition on hover, author–year
-   citations, admonitions, numbered exercises and folded solutions), and puts one extra cell at the top of each copy that
+   citations, admonitions, numbered exercises and folded solutions) and its code cells marked trusted (JupyterLab
+   otherwise shows a stored figure as "<Figure size 640x280 with 1 Axes>" until the cell is run again, as
+   ``make lab`` avoids by signing its copies), and puts one extra cell at the top of each copy that
    installs the book's library in the browser (``%pip install chipchain``, plus pandas, matplotlib and ipywidgets);
    the chapters in the repository are not touched;
 3. runs ``jupyter lite build`` (jupyterlite-core 0.6 with the Pyodide kernel 0.6) with the notebooks as contents and
@@ -358,6 +360,9 @@ def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
         raise RuntimeError("MyST the lite copies could not render: " + "; ".join(unresolved[:10]))
     out = []
     for path, nb in zip(paths, rendered):
+        for cell in nb["cells"]:        # the book's own outputs: shown as stored, as `make lab` signs its copies
+            if cell["cell_type"] == "code":
+                cell.setdefault("metadata", {})["trusted"] = True
         target = dest / path.name
         target.write_text(json.dumps(with_install_cell(nb), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         out.append(target)
