@@ -83,6 +83,7 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
     source = json.loads((ROOT / "chapters" / name).read_text(encoding="utf-8"))
     first = copy["cells"][0]
     assert first["cell_type"] == "code" and build_lite.INSTALL_TAG in first["metadata"]["tags"]
+    assert first["metadata"].get("trusted") is True     # one untrusted cell and the toolbar reads "Not Trusted"
     src = "".join(first["source"])
     assert re.search(r"^%pip install .*\bchipchain\b", src, re.M), src
     cells, original = copy["cells"][1:], build_lite.joined(source)["cells"]

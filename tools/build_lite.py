@@ -331,7 +331,7 @@ def kernel_wheels(site: Path) -> list[Path]:
 def with_install_cell(notebook: dict) -> dict:
     """A copy of ``notebook`` whose first cell installs chipchain in the Pyodide kernel."""
     cell = {"cell_type": "code", "execution_count": None, "id": "jupyterlite-install",
-            "metadata": {"tags": [INSTALL_TAG]}, "outputs": [], "source": INSTALL_SOURCE}
+            "metadata": {"tags": [INSTALL_TAG], "trusted": True}, "outputs": [], "source": INSTALL_SOURCE}
     nb = dict(notebook)
     nb["cells"] = [cell] + [c for c in notebook["cells"] if INSTALL_TAG not in c.get("metadata", {}).get("tags", [])]
     return nb
