@@ -37,6 +37,8 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "lib"))
+from chipchain.units import space_percent  # noqa: E402  (the book's one rule for "50 %", as the site's glue)
 SOURCES = ("chapters", "labs")
 GLUE_PREFIX = "application/papermill.record/"
 HIDDEN_TAGS = {"remove-cell", "hide-input", "remove-input", "hide-cell"}
@@ -168,7 +170,7 @@ class Renderer:
         try:
             text = format_plain(value, fmt) if kind == "glue:text" else value
             if kind == "glue:text" and fmt.endswith("%"):     # spaced, as book/_ext/steel_glue.py does on the site
-                text = re.sub(r"(?<=\d)%", " %", text)
+                text = space_percent(text)
         except ValueError:
             self.unresolved.append(f"{self.name}: glue {key!r} = {value!r} does not take the format {fmt!r}")
             text = value

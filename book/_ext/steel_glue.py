@@ -8,16 +8,9 @@ copies for JupyterLab and JupyterLite do the same (``tools/lab_book.py``).
 """
 from __future__ import annotations
 
-import re
-
 from docutils import nodes
 
-_PERCENT = re.compile(r"(?<=\d)%")
-
-
-def spaced_percent(text: str) -> str:
-    """``"50%"`` → ``"50 %"``; ``"-1.5%"`` → ``"-1.5 %"``; text without a number before ``%`` is unchanged."""
-    return _PERCENT.sub(" %", text)
+from chipchain.units import space_percent        # the book's one rule for "50 %" (tables and reader copies too)
 
 
 def _space_glued_percentages(app, doctree) -> None:
@@ -25,8 +18,8 @@ def _space_glued_percentages(app, doctree) -> None:
         if "pasted-text" not in node.get("classes", []):
             continue
         for child in list(node.children):
-            if isinstance(child, nodes.Text) and _PERCENT.search(child.astext()):
-                node.replace(child, nodes.Text(spaced_percent(child.astext())))
+            if isinstance(child, nodes.Text) and space_percent(child.astext()) != child.astext():
+                node.replace(child, nodes.Text(space_percent(child.astext())))
 
 
 def setup(app):

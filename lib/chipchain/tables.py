@@ -194,7 +194,7 @@ class Col:
         if callable(self.fmt):
             return str(self.fmt(v))
         text = str(self.fmt).format(v) if "{" in str(self.fmt) else format(v, str(self.fmt))
-        return re.sub(r"(?<=\d)%", " %", text)
+        return units.space_percent(text)
 
 
 def _numeric(values) -> bool:

@@ -16,6 +16,7 @@ straight to myst-nb's ``glue`` and appears in prose without quotes::
 from __future__ import annotations
 
 import math
+import re
 
 from . import _check, _data
 
@@ -252,6 +253,18 @@ def fmt_percent(fraction, digits: int = 2, *, decimals: int | None = None) -> Te
         decimals = _check.integer("decimals", decimals, minimum=0)
         return Text(f"{f * 100:.{decimals}f} %")
     return Text(f"{_sig(f * 100, digits)} %")
+
+
+_UNSPACED_PERCENT = re.compile(r"(?<=\d)%")
+
+
+def space_percent(text: str) -> str:
+    """A percentage Python formatted (``f"{x:.0%}"`` → ``50%``) written as the book writes one: ``50 %``.
+
+    >>> space_percent("50%"), space_percent("-1.5% of 100%"), space_percent("100 %")
+    ('50 %', '-1.5 % of 100 %', '100 %')
+    """
+    return _UNSPACED_PERCENT.sub(" %", str(text))
 
 
 def fmt_number(x, digits: int = 3) -> Text:

@@ -54,7 +54,7 @@ def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weig
         rows.append({"batch": d.batch, "FLOP/byte": round(d.intensity, 1), "bound": d.bound,
                      "tokens/s (all)": round(d.tokens_per_second) if d.fits else NO_FIT,
                      "tokens/s (each)": round(d.per_sequence_tokens_per_second, 1) if d.fits else NO_FIT,
-                     "share of peak": f"{fmt_percent(d.utilisation, decimals=1)}",
+                     "share of peak": str(fmt_percent(d.utilisation, decimals=1)),
                      "fits": "yes" if d.fits else f"no: needs {units.fmt_bytes(d.memory_needed)}"})
     return pd.DataFrame(rows).set_index("batch")
 

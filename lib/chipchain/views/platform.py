@@ -160,7 +160,7 @@ def packing_view(median, sigma, seq) -> str:
             ("length buckets (8), then pad", bucket), ("FFD packing (first-fit decreasing)", pack)]
     bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
                               xlabel="token slots holding real tokens", xformat="percent",
-                              unit_format=lambda v: f"{fmt_percent(v, decimals=1)}",
+                              unit_format=lambda v: str(fmt_percent(v, decimals=1)),
                               alt="Share of token slots holding real tokens: "
                              + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in rows))
     xs, ys = [], []
@@ -175,7 +175,7 @@ def packing_view(median, sigma, seq) -> str:
             f"sigma {sigma}; {cut} are longer than {seq:,} tokens and are cut to it.")
     note = (f"{_N_DOCS:,} documents, mean {mean:,.0f} tokens; batches of {_BATCH}. {cut:,} documents "
             f"({fmt_percent(cut / _N_DOCS, decimals=1)}) are longer than {seq:,} tokens and are cut to one sequence (not drawn). "
-            f"Slots per real token: {' / '.join(f'{1 / v:.2f}' for _, v in rows)}.").replace("%)", " %)")
+            f"Slots per real token: {' / '.join(f'{1 / v:.2f}' for _, v in rows)}.")
     return (_layout.verdict(f"Packing fills {fmt_percent(pack, decimals=1)} of the slots; padding each batch to its longest, "
                             f"{fmt_percent(pad, decimals=1)}.", None) + bars + chart + _layout.para(note, small=True))
 

@@ -127,7 +127,7 @@ def plot_buy_vs_rent(purchase_price=None, gpu_power="H100", host_share=None, ren
         ax.axhline(r, color=c, ls="--", lw=1.2, label=f"rent ${r:.2f}/h")
         if u <= 1:
             ax.plot([u], [r], "o", color=c)
-            ax.annotate(f"{fmt_percent(u, decimals=0)}", (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
+            ax.annotate(str(fmt_percent(u, decimals=0)), (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
     ax.set_xlim(0.1, 1.0)
     ax.set_ylim(0, max(8.0, max(rents) * 1.3))
     ax.set_xlabel("utilisation of an owned GPU (fraction of the year's hours)")
