@@ -143,7 +143,7 @@ def fmt_value(v, precision: int = 3) -> str:
     if isinstance(v, numbers.Integral):
         return f"{int(v):,}"
     if isinstance(v, numbers.Real):
-        x = float(v)
+        x = units.stable(float(v))        # what every CPU computes alike, before rounding to what is shown
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
         if x == 0:
@@ -191,6 +191,8 @@ class Col:
     def render(self, v, precision: int) -> str:
         if _is_missing(v) or self.fmt is None:
             return fmt_value(v, precision)
+        if isinstance(v, float):
+            v = units.stable(v)
         if callable(self.fmt):
             return str(self.fmt(v))
         text = str(self.fmt).format(v) if "{" in str(self.fmt) else format(v, str(self.fmt))

@@ -56,6 +56,42 @@ def bytes_per_element(dtype: str) -> float:
     return BYTES_PER_ELEMENT[key]
 
 
+#: significant digits a stored output keeps: every IEEE-754 machine computes a value alike to far more than this,
+#: while the last one or two of a float's 17 depend on the CPU's BLAS kernels and SIMD paths (issue 23)
+STABLE_DIGITS = 12
+
+
+def stable(value, digits: int = STABLE_DIGITS):
+    """``value`` with every float rounded to ``digits`` significant figures (Python's correctly rounded decimal
+    conversion), so that what a notebook stores is the same on every CPU. Integers, strings, ``None`` and other
+    objects pass through; tuples, lists and dicts are rounded element by element; NumPy scalars and arrays become
+    Python floats and lists of them. Non-finite floats pass through unchanged.
+
+    >>> stable(0.9479448604570861), stable(0.9479448604570859)
+    (0.947944860457, 0.947944860457)
+    >>> stable({"a": (1 / 3, 2)}), stable(True), stable("x")
+    ({'a': (0.333333333333, 2)}, True, 'x')
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(stable(v, digits) for v in value)
+    if isinstance(value, list):
+        return [stable(v, digits) for v in value]
+    if isinstance(value, dict):
+        return {k: stable(v, digits) for k, v in value.items()}
+    kind = type(value).__module__
+    if kind == "numpy":
+        if getattr(value, "ndim", None) == 0:           # a NumPy scalar
+            item = value.item()
+            return stable(item, digits)
+        if hasattr(value, "tolist"):
+            return stable(value.tolist(), digits)
+    return value
+
+
 def _figure(value):
     """``value``, unless it is a catalog figure the row lacks (:class:`~chipchain._data.Missing`): then the
     ``ValueError`` that names the part and the field, rather than "must be a real number".
@@ -67,7 +103,9 @@ def _figure(value):
     """
     if isinstance(value, _data.Missing):
         raise value.error()
-    return value
+    # format what every machine computes alike: a figure one ulp either side of a rounding boundary would
+    # otherwise print differently on another CPU
+    return stable(value) if isinstance(value, float) else value
 
 
 def _sig(x: float, digits: int) -> str:
