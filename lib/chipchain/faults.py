@@ -35,8 +35,8 @@ def harmonic_number(n) -> float:
     """H_n = Σ_{k=1}^{n} 1/k, summed term by term (NumPy pairwise summation, error ~10⁻¹⁵) up to n = 10⁶ and from the asymptotic series
     ln n + γ + 1/(2n) − 1/(12n²) + 1/(120n⁴) beyond (error below 10⁻²⁴ there). ``n`` a positive whole number.
 
-    >>> harmonic_number(1), harmonic_number(4), round(harmonic_number(10**5), 4)
-    (1.0, 2.0833333333333335, 12.0901)
+    >>> harmonic_number(1), round(harmonic_number(4), 12), round(harmonic_number(10**5), 4)   # 1 + 1/2 + 1/3 + 1/4
+    (1.0, 2.083333333333, 12.0901)
     """
     n = _check.integer("n", n)
     if n <= _EXACT_UP_TO:
