@@ -67,10 +67,10 @@ test-thorough: $(VENV_STAMP)
 	HYPOTHESIS_PROFILE=thorough $(PYTEST) -q -n 2 --dist loadfile $(PROPERTY_TESTS)
 
 # The contributor's quick loop (under 3 minutes on 2 cores): the library's unit, property and doctests without the
-# tests that read every notebook or build the site (quick-lib), then one chapter's nbval and its strict build.
+# two slow families that make test runs anyway — the JupyterLite build (test_lite.py, ~60 s) and the labs' real
+# torch.distributed ranks (test_labs.py, ~55 s) — then one chapter's nbval and its strict one-chapter build.
 CH ?= chapters/04_parallelism.ipynb
-QUICK_SKIP = --ignore=tests/browser --ignore=tests/test_stored_outputs.py --ignore=tests/test_chapters.py \
-	--ignore=tests/test_lite.py --ignore=tests/test_glossary_links.py --ignore=tests/test_running_example.py
+QUICK_SKIP = --ignore=tests/browser --ignore=tests/test_lite.py --ignore=tests/test_labs.py
 quick-lib: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain $(QUICK_SKIP)
 

@@ -98,9 +98,9 @@ def test_bad_input():
 def test_more_data_parallel_gpus_never_slower_per_token_at_scale(k, pp):
     """Up to 8 × 8 × 2¹⁴ ≈ 10⁶ GPUs: answers within a second, time per step positive."""
     n = 8 * pp * 2 ** k
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     p = cal.predict_step("7B", "H100", n, tp=8, pp=pp, global_batch=2 ** k * 64)
-    assert time.perf_counter() - t0 < 1.0 and p.seconds > 0 and 0 < p.mfu < 1
+    assert time.process_time() - t0 < 1.0 and p.seconds > 0 and 0 < p.mfu < 1
 
 
 def test_capstone_range_is_ordered():

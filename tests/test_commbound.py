@@ -87,9 +87,9 @@ def test_batch_floor_of_the_issue_4m_tokens_on_4096_gpus():
 @given(st.integers(0, 20), st.integers(1, 10**6), st.sampled_from([512, 2048, 8192]))
 def test_batch_floor_properties_up_to_a_million_gpus(k, n, seq):
     batch = seq * 2**k
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     f = C.batch_floor(batch, n, seq, 12480)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert n % f.min_model_parallel == 0
     dp = n // f.min_model_parallel
     assert dp <= max(1, batch // seq) and dp <= max(1, batch // 12480)

@@ -360,7 +360,7 @@ def test_where_each_algorithm_wins():
 def test_cluster_functions_up_to_a_million_gpus(nodes, m, system, algo):
     import time
     n = nodes * 8
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     if algo == "fastest":
         _, t = comms.fastest_allreduce(m, system, n)
     else:
@@ -371,5 +371,5 @@ def test_cluster_functions_up_to_a_million_gpus(nodes, m, system, algo):
         assert math.isfinite(f(m, n, 50e9, 5e-6))
     assert math.isfinite(hierarchical_allreduce_time(m, 8, nodes, 450e9, 50e9, 3e-6, 5e-6))
     assert math.isfinite(comms.allreduce_bytes_per_rank(m, n))
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert math.isfinite(t) and t >= 0 and 0 < s.efficiency() <= 1

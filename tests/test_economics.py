@@ -135,9 +135,9 @@ import time
 
 
 def test_seed002_example_is_quick_and_finite():
-    t = time.perf_counter()
+    t = time.process_time()
     c = economics.seed002_example()
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     assert all(math.isfinite(getattr(c, k)) and getattr(c, k) > 0 for k in ("flops", "gpu_hours", "rental"))
 
 

@@ -105,10 +105,10 @@ def test_a_funnel_spends_the_budget_and_narrows(budget, costs, data):
 @given(lr=st.floats(1e-6, 1e-2), warm=st.integers(0, 10**6), seed=st.integers(0, 10**6))
 def test_a_recipe_differs_from_itself_in_nothing(lr, warm, seed):
     a = ex.TrainingRecipe("p", peak_lr=lr, min_lr=lr / 10, warmup_steps=warm, seed=seed)
-    t = time.perf_counter()
+    t = time.process_time()
     assert ex.diff_recipes(a, a) == []
     assert [d[0] for d in ex.diff_recipes(a, a.replace(warmup_steps=warm + 1))] == ["warmup_steps"]
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
 
 
 # --- µP, loss spikes, measured MFU (issue 19) -------------------------------------------------------------------------

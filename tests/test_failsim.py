@@ -140,25 +140,25 @@ YEAR_S = 365 * 86400.0
 @given(tau=st.floats(60, 30 * 86400), c=st.floats(0, 3600), rs=st.floats(0, 86400), m=st.floats(600, 5 * YEAR_S),
        segments=st.integers(1, 10**6), runs=st.integers(2, 10**4))
 def test_property_simulate_goodput_answers_or_refuses_fast(tau, c, rs, m, segments, runs):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     try:
         res = fs.simulate_goodput(tau, c, rs, m, segments=segments, runs=runs, seed=0)
     except ValueError as err:
         assert "failure draws" in str(err)
     else:
         assert 0.0 < res.goodput <= 1.0 and not math.isnan(res.goodput) and 0.0 < res.goodput_model < 1.0
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 @settings(max_examples=40, deadline=None)
 @given(tau=st.floats(60, 30 * 86400), c=st.floats(0, 3600), rs=st.floats(0, 86400), m=st.floats(600, 5 * YEAR_S),
        work=st.floats(60, 5 * YEAR_S))
 def test_property_simulate_timeline_answers_or_refuses_fast(tau, c, rs, m, work):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     try:
         tl = fs.simulate_timeline(tau, c, rs, m, work, seed=0)
     except ValueError as err:
         assert "failure draws" in str(err)
     else:
         assert float(tl.progress[-1]) == pytest.approx(work) and (np.diff(tl.wall) >= 0).all()
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0

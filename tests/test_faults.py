@@ -45,11 +45,11 @@ def test_simulation_would_catch_a_wrong_formula():
 @given(n=st.integers(1, 10**6), s=st.floats(0.001, 10))
 @settings(max_examples=40, deadline=None)
 def test_step_time_grows_with_ranks_and_stays_fast(n, s):
-    start = time.perf_counter()
+    start = time.process_time()
     t1, t2 = faults.straggler_step_seconds(1.0, s, n), faults.straggler_step_seconds(1.0, s, n + 1)
     assert t2 > t1 >= 1.0 + s * 0.999
     assert 0 <= faults.straggler_overhead(1.0, s, n) < 1
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 def test_tail_cost_at_scale():

@@ -298,9 +298,9 @@ DTYPES = st.sampled_from(["fp32", "bf16", "fp8", "int8", "int4"])
 
 
 def _quick(call):
-    t = time.perf_counter()
+    t = time.process_time()
     out = call()
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     assert np.all(np.isfinite(out))
     return out
 

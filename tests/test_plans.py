@@ -29,13 +29,13 @@ def test_walkthrough_reports_the_search_reason():
 @given(st.integers(1, 10**6), st.sampled_from(["13B", "175B", "1T"]), st.sampled_from([512, 1536, 4096]))
 @settings(max_examples=40, deadline=None)
 def test_search_answers_within_a_second_up_to_a_million_gpus(n, model, batch):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     try:
         found = plans.search(model, "H100", n, batch=batch, top=3)
     except ValueError as err:
         assert str(err).startswith("no plan for")
         found = []
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     for c in found:
         assert math.isfinite(c.step_seconds) and c.step_seconds > 0 and math.isfinite(c.memory_bytes)
         assert c.plan.n_gpus == n
@@ -54,8 +54,8 @@ def test_parallel_closed_forms_at_scale(pp, microbatches, v):
 def test_analyze_at_up_to_a_million_gpus(shape):
     tp, pp, dp = shape
     plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=1, microbatches=8, sequence_parallel=True, recompute="selective")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     a = parallel.analyze(plan, "1T", "H100", n_gpus=plan.n_gpus)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
     assert math.isfinite(a.step_seconds) and a.step_seconds > 0
     assert all(math.isfinite(c.seconds) for c in a.comm)

@@ -226,9 +226,9 @@ import time
 
 
 def _fast(call):
-    t = time.perf_counter()
+    t = time.process_time()
     out = call()
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     return out
 
 

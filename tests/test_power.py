@@ -174,9 +174,9 @@ _FACT_KEYS = list(views_power.facts().index)
 
 
 def _fast(call):
-    t = time.perf_counter()
+    t = time.process_time()
     out = call()
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     return out
 
 

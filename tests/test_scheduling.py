@@ -106,12 +106,12 @@ YEARS = 3 * 365 * DAY
 
 
 def _within_a_second(call):
-    t = time.perf_counter()
+    t = time.process_time()
     try:
         out = call()
     except ValueError:
         out = None
-    assert time.perf_counter() - t < 1.0
+    assert time.process_time() - t < 1.0
     return out
 
 
