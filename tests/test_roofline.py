@@ -133,8 +133,11 @@ def test_bad_accelerator_and_dtype():
 
 
 def test_measurements_are_positive_and_plausible():
-    assert 1e8 < roofline.measure_matmul(128, repeats=5) < 1e14     # best of 5: robust to a busy machine
-    assert 1e8 < roofline.measure_triad(100_000, repeats=1) < 1e13
+    # Wall-clock measurements of this machine: best of 5, and lower bounds a 2-core machine meets even with ten
+    # other processes competing (an exploring run at load average 11 measured 9 × 10⁷ FLOP/s for a 128 matmul);
+    # below them the measurement itself is broken. Above: far beyond any CPU.
+    assert 1e7 < roofline.measure_matmul(128, repeats=5) < 1e14
+    assert 1e7 < roofline.measure_triad(100_000, repeats=5) < 1e13
 
 
 def test_roofline_explorer_shows_one_line_message_for_missing_precision():
