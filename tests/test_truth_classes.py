@@ -315,3 +315,14 @@ def test_every_data_row_has_its_header_fields(path):
         rows = list(csv.reader(fh))
     bad = [(i + 1, r[0], len(r)) for i, r in enumerate(rows) if r and len(r) != len(rows[0])]
     assert not bad, f"{path.name}: rows whose field count is not the header's {len(rows[0])}: {bad}"
+
+
+def test_explorer_messages_carry_no_argument_reprs():
+    """Every precomputed view of the explorers that refuse a combination reads as prose: no ``name='value':`` prefix
+    (chapter 1's and 2's A100 + FP8 view showed "dtype='fp8': …")."""
+    from chipchain import views
+    for ex in (views.chip.roofline_explorer(), views.landscape.compare_explorer()):
+        for idx in ex.all_indices():
+            view = ex.render_at(idx)
+            if "Not possible" in view:
+                assert not re.search(r"\w+=&#x27;|\w+='|\w+=&quot;", view), view[:300]
