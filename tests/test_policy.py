@@ -270,6 +270,9 @@ def test_tables_are_quick():
             assert th == sorted(th)
 
 
+from chipchain import _check  # noqa: E402  (the bounds live with the other input checks)
+
+
 # --- an I/O bandwidth typed in GB/s is refused (issue 27) ----------------------------------------------------------
 @settings(max_examples=200, deadline=1000)
 @given(gbps=st.floats(1e-3, 99_999), rule_id=st.sampled_from(["2022-10", "2023-10"]))
@@ -281,7 +284,7 @@ def test_io_typed_in_gbps_is_refused_by_name(gbps, rule_id):
 
 
 @settings(max_examples=200, deadline=1000)
-@given(io=st.floats(policy.IO_PLAUSIBLE[0], policy.IO_PLAUSIBLE[1]))
+@given(io=st.floats(_check.IO_PLAUSIBLE[0], _check.IO_PLAUSIBLE[1]))
 def test_plausible_io_is_accepted(io):
     assert policy.classify_numbers(5000, io_bandwidth=io, rule_id="2022-10").io_bandwidth == io
 
@@ -289,7 +292,7 @@ def test_plausible_io_is_accepted(io):
 def test_io_bounds_cover_every_catalog_part():
     """The plausible range holds every aggregate I/O and link figure the catalog has (so the bound refuses slips,
     not parts), and zero (a chip with no chip-to-chip I/O) is accepted."""
-    lo, hi = policy.IO_PLAUSIBLE
+    lo, hi = _check.IO_PLAUSIBLE
     for p in policy.placements():
         for v in (p.io.aggregate, p.io.link, p.io.host):
             if v:

@@ -34,8 +34,8 @@ from functools import lru_cache
 from . import _check, _data, hardware, links, units
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
-           "rules", "rule", "thresholds", "IO_PLAUSIBLE", "io_bandwidth_checked", "ChipIO", "chip_io", "Classification",
-           "classify_numbers", "classify", "Placement", "placements", "Superpod", "superpods"]
+           "rules", "rule", "thresholds", "ChipIO", "chip_io", "Classification", "classify_numbers", "classify",
+           "Placement", "placements", "Superpod", "superpods"]
 
 #: bit length per precision for TPP; TF32 at its 19 carried bits (see the module docstring)
 BITS = {**hardware.BITS, "tf32": 19}
@@ -274,37 +274,6 @@ def _branch(branch, values):
     return True, " and ".join(w for _, w in results)
 
 
-#: the plausible range of a chip's aggregate bidirectional I/O, bytes/s. Below: slower than any real chip-to-chip
-#: link (PCIe 1.0 x1 moves 0.5 GB/s both ways; the slowest catalog link is faster). Above: more than a whole GB200
-#: NVL72 rack's NVLink (72 × 1.8 TB/s = 130 TB/s), so not one chip's.
-IO_PLAUSIBLE = (1e8, 1e15)
-
-
-def io_bandwidth_checked(io_bandwidth, name="io_bandwidth") -> float:
-    """``io_bandwidth`` (bytes/s, bidirectional) checked: finite, ≥ 0, and 0 or within :data:`IO_PLAUSIBLE`.
-
-    A figure typed in GB/s (600 for 600 GB/s) is 600 bytes/s to this module; it is refused with a message that names
-    the input and the likely slip instead of quietly passing a chip the rule catches.
-
-    >>> io_bandwidth_checked(600e9)
-    600000000000.0
-    >>> io_bandwidth_checked(600)
-    Traceback (most recent call last):
-    ...
-    ValueError: io_bandwidth is in bytes per second and 600 B/s is slower than any real chip-to-chip link (≥ 0.1 GB/s); if you meant 600 GB/s, pass 600e9 (600 * units.GBPS)
-    """
-    v = _check.nonnegative(name, io_bandwidth)
-    lo, hi = IO_PLAUSIBLE
-    if 0 < v < lo:
-        raise ValueError(f"{name} is in bytes per second and {v:g} B/s is slower than any real chip-to-chip link "
-                         f"(≥ {lo / units.GBPS:g} GB/s); if you meant {v:g} GB/s, pass {v:g}e9 ({v:g} * units.GBPS)")
-    if v > hi:
-        raise ValueError(f"{name} is in bytes per second and {v / units.GBPS:,.0f} GB/s is more than any chip's I/O "
-                         f"(≤ {hi / units.GBPS:,.0f} GB/s, a whole NVL72 rack's NVLink is 130,000); was it given in "
-                         f"bits per second, or in kB/s?")
-    return v
-
-
 def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_id="2023-10",
                      io_complete=True) -> Classification:
     """Classify a chip described by raw numbers under one rule.
@@ -326,7 +295,7 @@ def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_
     r = rule(rule_id)
     t = _check.nonnegative("tpp", tpp)
     p = None if pd is None else _check.nonnegative("pd", pd)
-    io = None if io_bandwidth is None else io_bandwidth_checked(io_bandwidth)
+    io = None if io_bandwidth is None else _check.io_bandwidth("io_bandwidth", io_bandwidth)   # refuses a GB/s slip
     m = _check.choice("market", market, ("datacenter", "consumer"))
     values = {"tpp": t, "pd": p, "io_GBps": None if io is None else io / units.GBPS,
               "io_complete": _check.flag("io_complete", io_complete)}
