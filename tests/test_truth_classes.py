@@ -276,6 +276,8 @@ def test_interruptions_are_counted_over_the_wall_clock_in_both_chapters():
     n = f.wall_seconds / f.mtbf
     assert glued_number(CH["07"], "ch07_rx_n") == pytest.approx(n, rel=1e-9)
     assert glued_number(CH["13"], "ch13_interruptions") == pytest.approx(n, rel=1e-9)
+    from chipchain import source_checks                      # and the source-check table's row for the same count
+    assert source_checks.check("wt-interruptions").recomputed == pytest.approx(n, rel=1e-12)
 
 
 def test_the_155m_dollar_check_has_one_basis_in_chapters_9_and_13():
