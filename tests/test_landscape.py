@@ -211,7 +211,7 @@ def test_compare_explorer_views():
     assert ex.n_views <= 150
     html = ex.render_current()
     assert "2.16×" in html and "4.31×" in html     # H100 / TPU v5p: matched BF16 vs headline (FP8 sparse / INT8)
-    assert "no fp8" in ex.render_at([1, 1, 1, 0])            # H100 vs TPU v5p at FP8: TPU v5p has none
+    assert "no FP8" in ex.render_at([1, 1, 1, 0])            # H100 vs TPU v5p at FP8: TPU v5p has none
     assert "no structured-sparsity" in ex.render_at([1, 1, 0, 1])   # TPU v5p publishes no sparse figure
     assert "estimates" in ex.render_at([1, 2, 0, 0])         # Ascend 910B figures are unverified
     assert "<b>0.76×</b>" in ex.render_at([1, 0, 0, 1])      # H100 / MI300X at sparse BF16: 1978.8 / 2614.8

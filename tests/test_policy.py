@@ -210,7 +210,9 @@ def test_export_io_rows_name_known_parts_and_links():
 
 
 @settings(max_examples=100, deadline=1000)
-@given(tpp=st.floats(0, 1e6), io=st.floats(0, 1e14), more=st.floats(0, 1e13), complete=st.booleans())
+@given(tpp=st.floats(0, 1e6), io=st.one_of(st.just(0.0), st.floats(1e8, 1e14)),
+       more=st.one_of(st.just(0.0), st.floats(1e8, 1e13)),
+       complete=st.booleans())
 def test_more_io_is_never_less_controlled_in_2022(tpp, io, more, complete):
     a = policy.classify_numbers(tpp, io_bandwidth=io, rule_id="2022-10", io_complete=complete)
     b = policy.classify_numbers(tpp, io_bandwidth=io + more, rule_id="2022-10", io_complete=complete)
@@ -266,3 +268,35 @@ def test_tables_are_quick():
         for m in ("tpp", "pd", "io_GBps"):
             th = policy.thresholds(r.id, m)
             assert th == sorted(th)
+
+
+from chipchain import _check  # noqa: E402  (the bounds live with the other input checks)
+
+
+# --- an I/O bandwidth typed in GB/s is refused (issue 27) ----------------------------------------------------------
+@settings(max_examples=200, deadline=1000)
+@given(gbps=st.floats(1e-3, 99_999), rule_id=st.sampled_from(["2022-10", "2023-10"]))
+def test_io_typed_in_gbps_is_refused_by_name(gbps, rule_id):
+    """Any I/O figure of 0.001 to 99,999 'bytes/s' is a figure meant in GB/s (or smaller units): no real link is that
+    slow. The message names the input and the slip."""
+    with pytest.raises(ValueError, match=r"io_bandwidth is in bytes per second .* if you meant .* GB/s"):
+        policy.classify_numbers(5000, io_bandwidth=gbps, rule_id=rule_id)
+
+
+@settings(max_examples=200, deadline=1000)
+@given(io=st.floats(_check.IO_PLAUSIBLE[0], _check.IO_PLAUSIBLE[1]))
+def test_plausible_io_is_accepted(io):
+    assert policy.classify_numbers(5000, io_bandwidth=io, rule_id="2022-10").io_bandwidth == io
+
+
+def test_io_bounds_cover_every_catalog_part():
+    """The plausible range holds every aggregate I/O and link figure the catalog has (so the bound refuses slips,
+    not parts), and zero (a chip with no chip-to-chip I/O) is accepted."""
+    lo, hi = _check.IO_PLAUSIBLE
+    for p in policy.placements():
+        for v in (p.io.aggregate, p.io.link, p.io.host):
+            if v:
+                assert lo <= v <= hi, (p.accelerator.name, v)
+    assert policy.classify_numbers(5000, io_bandwidth=0, rule_id="2022-10").category == "not controlled"
+    with pytest.raises(ValueError, match="io_bandwidth .* bits per second"):
+        policy.classify_numbers(5000, io_bandwidth=2e15, rule_id="2022-10")

@@ -36,7 +36,8 @@ QUANTITIES = {
 }
 SCALES = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 #: chapter-specific keys whose suffix alone is ambiguous
-BY_KEY = {"ch07_rx_n": lambda: W.step6_failures().expected_interruptions}
+BY_KEY = {"ch07_rx_n": lambda: W.step6_failures().wall_seconds / W.step6_failures().mtbf,   # over the wall clock
+          "ch13_interruptions": lambda: W.step6_failures().wall_seconds / W.step6_failures().mtbf}
 #: glue keys that name a count of hardware someone must buy or rent (a requirement: never rounded down)
 COUNT_WORDS = re.compile(r"(cards|needed|nodes|servers)", re.I)
 

@@ -215,3 +215,32 @@ def nearest_message(name, known, kind: str) -> str:
     near = difflib.get_close_matches(key(str(name)), list(index), n=8, cutoff=0.4)
     names = list(dict.fromkeys(index[n] for n in near))[:4] or list(dict.fromkeys(known))
     return f"unknown {kind} {name!r}; nearest known names: {', '.join(names)}"
+
+
+#: the plausible range of one chip's aggregate bidirectional I/O, bytes/s. Below: slower than any real chip-to-chip
+#: link (PCIe 1.0 x1 moves 0.5 GB/s both ways). Above: more than a whole GB200 NVL72 rack's NVLink (72 × 1.8 TB/s).
+IO_PLAUSIBLE = (1e8, 1e15)
+
+
+def io_bandwidth(name: str, value) -> float:
+    """A chip's I/O bandwidth in bytes/s: finite, ≥ 0, and 0 or within :data:`IO_PLAUSIBLE`. A figure typed in GB/s
+    (600 for 600 GB/s) is 600 bytes/s; it is refused with a message that names the input and the likely slip, instead
+    of quietly passing a chip a rule catches (export controls, :func:`chipchain.policy.classify_numbers`).
+
+    >>> io_bandwidth("io_bandwidth", 600e9)
+    600000000000.0
+    >>> io_bandwidth("io_bandwidth", 600)
+    Traceback (most recent call last):
+    ...
+    ValueError: io_bandwidth is in bytes per second and 600 B/s is slower than any real chip-to-chip link (≥ 0.1 GB/s); if you meant 600 GB/s, pass 600e9 (600 * units.GBPS)
+    """
+    v = nonnegative(name, value)
+    lo, hi = IO_PLAUSIBLE
+    if 0 < v < lo:
+        raise ValueError(f"{name} is in bytes per second and {v:g} B/s is slower than any real chip-to-chip link "
+                         f"(≥ {lo / 1e9:g} GB/s); if you meant {v:g} GB/s, pass {v:g}e9 ({v:g} * units.GBPS)")
+    if v > hi:
+        raise ValueError(f"{name} is in bytes per second and {v / 1e9:,.0f} GB/s is more than any chip's I/O "
+                         f"(≤ {hi / 1e9:,.0f} GB/s; a whole NVL72 rack's NVLink is 130,000); was it given in bits "
+                         f"per second, or in kB/s?")
+    return v

@@ -295,7 +295,7 @@ def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_
     r = rule(rule_id)
     t = _check.nonnegative("tpp", tpp)
     p = None if pd is None else _check.nonnegative("pd", pd)
-    io = None if io_bandwidth is None else _check.nonnegative("io_bandwidth", io_bandwidth)
+    io = None if io_bandwidth is None else _check.io_bandwidth("io_bandwidth", io_bandwidth)   # refuses a GB/s slip
     m = _check.choice("market", market, ("datacenter", "consumer"))
     values = {"tpp": t, "pd": p, "io_GBps": None if io is None else io / units.GBPS,
               "io_complete": _check.flag("io_complete", io_complete)}

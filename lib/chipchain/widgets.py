@@ -237,6 +237,24 @@ def _form_widths(controls) -> tuple[float, float]:
     return _bucket(label, _LABEL_EM), _bucket(max(readouts, default=3), _READOUT_EM)
 
 
+#: a library message starts with the argument it refuses, ``dtype='fp8': …`` — useful in code, not to a reader
+_ARG_PREFIX = re.compile(r"^\w+=(?:'[^']*'|\"[^\"]*\"|[^\s:]+):\s*")
+#: catalog precision keys as a reader writes them
+_PRECISION_WORDS = {"fp64_tensor": "FP64 Tensor Core", "fp64": "FP64", "fp32": "FP32", "tf32": "TF32", "bf16": "BF16",
+                    "fp16": "FP16", "fp8": "FP8", "int8": "INT8"}
+
+
+def reader_text(text: str) -> str:
+    """A library error message as a reader should see it in an explorer: without the leading ``argument=value:``
+    and with catalog precision keys in their printed form (``fp64_tensor`` → "FP64 Tensor Core").
+
+    >>> reader_text("dtype='fp8': A100-SXM-80GB has no fp8 peak in the catalog (it has: fp64, fp64_tensor, bf16)")
+    'A100-SXM-80GB has no FP8 peak in the catalog (it has: FP64, FP64 Tensor Core, BF16)'
+    """
+    text = _ARG_PREFIX.sub("", str(text), count=1)
+    return re.sub(r"\b(" + "|".join(_PRECISION_WORDS) + r")\b", lambda m: _PRECISION_WORDS[m.group(1)], text)
+
+
 def message(text: str) -> str:
     """A one-line notice (used for invalid combinations) as HTML."""
     return (f'<div class="cc-message" role="status" style="padding:.4em .7em;border-left:4px solid #D55E00;'
@@ -303,7 +321,7 @@ class Explorable:
             out = self.render(**kwargs)
         except (ValueError, KeyError) as exc:
             text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            return message(f"Not possible: {text}")
+            return message(f"Not possible: {reader_text(text)}")
         if not isinstance(out, str):
             raise TypeError(f"render must return an HTML string, got {type(out).__name__}")
         return out
