@@ -191,29 +191,24 @@ def sharded_state_breakdown(params, dp, stage, recipe="mixed-adam") -> dict:
     return {k: v / n if shard[k] else v for k, v in full.items()}
 
 
-def zero_bytes_per_gpu(params, dp, stage, k=12) -> float:
-    """Model-state bytes per GPU under ZeRO (Rajbhandari et al. 2020, Figure 1 and §5):
+def zero_bytes_per_gpu(params, dp, stage, recipe="mixed-adam") -> float:
+    """Model-state bytes per GPU under ZeRO (Rajbhandari et al. 2020, Figure 1 and §5): the sum of
+    :func:`sharded_state_breakdown`, so every recipe's own weight, gradient and optimizer bytes are used.
 
+    For the paper's mixed-precision Adam (2 + 2 bytes of weights and gradients, K = 12 of optimizer):
     stage 0: (2 + 2 + K)Ψ; stage 1: 2Ψ + 2Ψ + KΨ/N_d; stage 2: 2Ψ + (2 + K)Ψ/N_d; stage 3 (and FSDP full sharding):
-    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``stage`` 0–3 or ``"fsdp"``, ``k`` K bytes per
-    parameter of optimizer state (12 for mixed-precision Adam). Result in bytes.
+    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``stage`` 0–3 or ``"fsdp"``, ``recipe`` a name in
+    :data:`RECIPES`. Result in bytes.
 
-    The paper's Figure 1 example, Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
+    The paper's Figure 1 example, Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB; with FP32 Adam
+    (4 + 4 + 8 bytes) ZeRO-1 keeps 60.9 GB, not 31.4:
 
     >>> [round(zero_bytes_per_gpu(7.5e9, 64, s) / 1e9, 1) for s in range(4)]
     [120.0, 31.4, 16.6, 1.9]
+    >>> round(zero_bytes_per_gpu(7.5e9, 64, 1, "fp32-adam") / 1e9, 1)
+    60.9
     """
-    p = _check.positive("params", params)
-    n = _check.integer("dp", dp)
-    s = _stage(stage)
-    kk = _check.nonnegative("k", k)
-    if s == 0:
-        return (2 + 2 + kk) * p
-    if s == 1:
-        return 2 * p + 2 * p + kk * p / n
-    if s == 2:
-        return 2 * p + (2 + kk) * p / n
-    return (2 + 2 + kk) * p / n
+    return sum(sharded_state_breakdown(params, dp, stage, recipe).values())
 
 
 # --- the ledger per GPU ----------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ committed output that holds a float with more digits.
 """
 from __future__ import annotations
 
+from .units import stable
+
 #: the prefix myst-nb gives glued data that is not displayed (myst_nb.ext.glue.GLUE_PREFIX)
 GLUE_PREFIX = "application/papermill.record/"
 
@@ -31,8 +33,6 @@ def glue(name: str, variable, display: bool = True) -> None:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     from IPython.core.formatters import format_display_data
     from IPython.display import display as ipy_display
-
-    from .units import stable
 
     mimebundle, metadata = format_display_data(stable(variable))
     mime_prefix = "" if display else GLUE_PREFIX

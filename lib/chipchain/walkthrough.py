@@ -517,7 +517,8 @@ class Walkthrough:
     def step5_memory_per_gpu(self) -> MemoryStep:
         """Memory per GPU: the model states spread over every GPU (ZeRO-3 over all n: 16 B × Ψ / n), the states
         under the plan (its TP × PP and its ZeRO stage over DP), and the first pipeline stage's activations under
-        each recomputation choice (the plan's TP, sequence parallelism and micro-batches).
+        each recomputation choice (the plan's TP, sequence parallelism and micro-batches) — all read from
+        :func:`chipchain.memory.ledger` for the walkthrough's ``recipe``, the same ledger step ④ prices.
 
         >>> s = Walkthrough().step5_memory_per_gpu()
         >>> round(s.states_full_sharding / 1e9, 2), round(s.states_plan / 1e9, 2)
@@ -526,15 +527,14 @@ class Walkthrough:
         {'none': 34.43, 'selective': 10.27, 'full': 0.6}
         """
         plan = self._require_plan()
-        r = memory.recipe(self.recipe)
         total = memory.state_bytes(self.params, self.recipe)
-        per_gpu_psi = self.params / (plan.tp * plan.pp)
-        states_plan = memory.zero_bytes_per_gpu(per_gpu_psi, plan.dp, plan.zero, k=r.optimizer)
-        acts = {rc: activations.activation_bytes_per_stage(self.seq, plan.microbatch_size, self.hidden, self.heads,
-                                                      self.layers, plan.pp, plan.tp, plan.sequence_parallel, rc,
-                                                      plan.microbatches)
-                for rc in activations.RECOMPUTE}
-        return MemoryStep(total, total / self.n_gpus, states_plan, acts, self.card.require("memory_bytes"))
+        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp,
+                                     dp=plan.dp, zero=plan.zero, sequence_parallel=plan.sequence_parallel,
+                                     recompute=rc, microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
+                   for rc in activations.RECOMPUTE}
+        acts = {rc: L.components["activations"] for rc, L in ledgers.items()}
+        return MemoryStep(total, total / self.n_gpus, ledgers[plan.recompute].states, acts,
+                          self.card.require("memory_bytes"))
 
     # --- ⑥ failures over the run (chipchain.reliability; chapter 7) -----------------------------------------
     def step6_failures(self, write_bandwidth=50 * units.GBPS, restart_seconds=600.0, per_gpu_rate=None) -> FailureStep:
