@@ -103,6 +103,35 @@ def test_step5_2_7_gb_per_gpu():
     assert s.states_plan > s.states_full_sharding                   # ZeRO-1 shards only the optimizer
 
 
+@pytest.mark.parametrize("zero", range(4))
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+def test_step5_states_equal_step4_ledger_for_every_recipe_and_stage(recipe, zero):
+    # one home for state bytes: step ⑤'s "states per GPU under the plan" is the ledger step ④ prices, whatever the
+    # recipe's weight and gradient bytes (the 2 + 2 hard-coded before made fp32-adam 4.10 GB against 6.84 GB)
+    plan = parallel.Plan(tp=8, pp=16, dp=8, zero=zero, microbatches=192, sequence_parallel=True,
+                         recompute="selective")
+    w = Walkthrough(plan=plan, recipe=recipe)
+    s5 = w.step5_memory_per_gpu()
+    a = parallel.analyze(plan, w.model, w.cluster, recipe=recipe)
+    assert s5.states_plan == pytest.approx(a.ledger.states, rel=1e-12)          # same sum, rounding only
+    assert s5.activations[plan.recompute] == pytest.approx(a.ledger.components["activations"], rel=1e-12)
+    r, psi = memory.recipe(recipe), 175e9 / 128                                  # Ψ per TP·PP shard
+    if zero == 0:       # nothing sharded: every byte of the recipe per parameter of the shard
+        assert s5.states_plan == pytest.approx(r.total * psi, rel=1e-12)
+    if zero == 3:       # everything sharded over DP: the states spread over all 1,024 GPUs (ZeRO §5, stage 3)
+        assert s5.states_plan == pytest.approx(s5.states_full_sharding, rel=1e-12)
+
+
+def test_step5_fp32_adam_is_not_the_mixed_precision_figure():
+    # review 2026-12-01 §2: with FP32 weights and gradients (4 + 4 B) the seed plan's ZeRO-1 states are
+    # Ψ/128 · (8 + 8/8) = 12.3 GB, not the 2 + 2 B figure of 7.52 GB
+    plan = W.plan
+    s5 = Walkthrough(plan=plan, recipe="fp32-adam").step5_memory_per_gpu()
+    assert s5.states_plan / 1e9 == pytest.approx(12.30, rel=1e-3)                # 1.3672e9 × 9 = 12.305 GB
+    assert s5.activations["selective"] == pytest.approx(2 * W.step5_memory_per_gpu().activations["selective"],
+                                                        rel=1e-12)                # FP32 activations: 4 B not 2
+
+
 def test_default_plan_is_the_sources_8_16_8():
     p = W.plan
     assert (p.tp, p.pp, p.dp, p.zero, p.microbatches) == (8, 16, 8, 1, 192)   # seed 000 ④; Narayanan batch 1,536
@@ -152,7 +181,9 @@ def test_ledger_numbers_equal_the_owning_modules():
     assert rows["run length at 50 % MFU"].value == pytest.approx(t)
     assert rows["run length at 30 % MFU"].value == pytest.approx(compute.training_time(flops, 1024, 312e12, 0.3))
     assert rows["pipeline bubble (share of the step idle)"].value == parallel.idle_share(16, 192)
-    assert rows["states per GPU under the plan (ZeRO-1)"].value == memory.zero_bytes_per_gpu(175e9 / 128, 8, 1)
+    # ZeRO-1 over DP 8 of Ψ/(TP 8 · PP 16): 2 + 2 bytes of weights and gradients kept, K = 12 sharded (ZeRO §5)
+    assert rows["states per GPU under the plan (ZeRO-1)"].value == pytest.approx(175e9 / 128 * (4 + 12 / 8),
+                                                                                rel=1e-12)  # rounding only
     a = parallel.analyze(plan, "175B", systems.cluster("A100", 1024))
     assert rows["total per GPU under the plan, against the card"].value == a.ledger.total
     rate = reliability.llama3_per_gpu_rate()
