@@ -132,6 +132,40 @@ def test_step5_fp32_adam_is_not_the_mixed_precision_figure():
                                                         rel=1e-12)                # FP32 activations: 4 B not 2
 
 
+def _dtype_cases():
+    out = []
+    for node in systems.all_nodes():
+        acc = node.accelerator
+        if acc is None:
+            continue
+        for dt in acc.precisions():
+            if hardware.UNIT.get(dt) == "tensor" and dt != "int8":
+                out.append((node.name, dt))
+    return out
+
+
+@pytest.mark.parametrize("system,dtype", _dtype_cases())
+def test_steps_3_and_4_use_one_peak_for_every_part_and_dtype(system, dtype):
+    # one peak per walkthrough: step ④'s compute per step × steps is step ③'s run length (6ND / (n·peak·MFU)),
+    # at every tensor-core dtype of every part with a node; before, step ④ used the BF16 peak whatever the dtype
+    try:
+        w = Walkthrough(system=system, n_gpus=1024, dtype=dtype)
+    except ValueError as err:        # a part too small for 175B has no plan: nothing to compare
+        pytest.skip(str(err))
+    if w.plan is None or w.plan.recompute == "full":
+        pytest.skip("no plan, or full recomputation (8Ψ per token by design)")
+    s4 = w.step4_plan()
+    steps = w.tokens / (w.plan.batch * w.seq)
+    assert s4.compute_seconds * steps == pytest.approx(w.run_seconds, rel=1e-12)   # rounding only
+
+
+def test_fp8_plan_is_priced_at_the_fp8_peak():
+    # H100 FP8 dense 1,979 TFLOP/s is twice BF16's 989.4 (datasheet): the plan's compute per step halves
+    bf, f8 = (Walkthrough(system="DGX-H100", dtype=d) for d in ("bf16", "fp8"))
+    ratio = f8.step4_plan().compute_seconds / bf.step4_plan().compute_seconds
+    assert f8.plan == bf.plan and ratio == pytest.approx(989.4 / 1979.0, rel=1e-9)   # rounding only
+
+
 def test_default_plan_is_the_sources_8_16_8():
     p = W.plan
     assert (p.tp, p.pp, p.dp, p.zero, p.microbatches) == (8, 16, 8, 1, 192)   # seed 000 ④; Narayanan batch 1,536

@@ -388,11 +388,12 @@ def step_compute_seconds(plan: Plan, model, peak_flops, mfu) -> float:
 
 
 def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-            reserve=0.0) -> Analysis:
+            reserve=0.0, dtype="bf16", peak_flops=None) -> Analysis:
     """Validate ``plan`` on ``cluster`` (as :func:`validate`) and estimate its memory per GPU, traffic and step time.
 
     Step time = compute × (1 + bubble) + TP time + PP time + (1 − ``dp_overlap``) × DP time, where compute is
-    :func:`step_compute_seconds` at the cluster accelerator's BF16 dense peak and ``mfu``. An estimate: it ignores
+    :func:`step_compute_seconds` at ``peak_flops`` (FLOP/s per GPU; None → the accelerator's dense peak at
+    ``dtype``) and ``mfu``. An estimate: it ignores
     overlap of TP and PP traffic with compute and the embedding layers.
 
     >>> a = analyze(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True,
@@ -409,7 +410,8 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
     fit = L.fits(c.accelerator, reserve)
     rows = communication(plan, m, c, memory.recipe(recipe).gradients)
     bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
-    comp = step_compute_seconds(plan, m, c.accelerator.peak_flops("bf16"), mfu)
+    peak = c.accelerator.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
+    comp = step_compute_seconds(plan, m, peak, mfu)
     ov = _check.probability("dp_overlap", dp_overlap)
     comm_s = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
     return Analysis(plan, L, fit, placement(plan, c), rows, bub,

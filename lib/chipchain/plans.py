@@ -37,10 +37,12 @@ def _divisors(n: int) -> list:
 
 
 def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False) -> list:
+           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False, dtype="bf16",
+           peak_flops=None) -> list:
     """Every valid plan for ``model`` on ``cluster`` (a :class:`~chipchain.systems.Cluster`, or a node or accelerator
     name with ``n_gpus``) at ``batch`` sequences per step, minus those that do not fit in memory, ranked by the
-    estimated step time of :func:`chipchain.parallel.analyze` (fastest first); ``top`` are returned as
+    estimated step time of :func:`chipchain.parallel.analyze` at the same ``dtype`` / ``peak_flops`` (fastest
+    first); ``top`` are returned as
     :class:`Candidate` records.
 
     Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
@@ -68,7 +70,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     ov = _check.probability("dp_overlap", dp_overlap)
     cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
     intra, inter = c.intra, c.inter
-    peak = acc.peak_flops("bf16")
+    peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
 
     rows = []

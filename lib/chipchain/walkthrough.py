@@ -114,6 +114,8 @@ class PlanStep:
     memory_per_gpu: float       #: bytes, states + activations
     fits: bool
     warnings: tuple
+    compute_seconds: float = 0.0   #: s of computing per step at the walkthrough's peak and MFU (no bubble, no comm)
+    step_seconds: float = 0.0      #: s per step: compute × (1 + bubble) + exposed communication
 
 
 @dataclass(frozen=True)
@@ -319,7 +321,7 @@ class Walkthrough:
         reason = ""
         if plan is None:
             try:
-                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1)[0].plan
+                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1, dtype=dtype, peak_flops=peak)[0].plan
             except ValueError as err:                  # plans.search says why no plan qualifies
                 reason = str(err)
         elif isinstance(plan, parallel.Plan):
@@ -507,12 +509,14 @@ class Walkthrough:
         {'NVLink3': 406, 'IB-HDR': 7}
         """
         plan = self._require_plan()
-        a = parallel.analyze(plan, self.model, self.cluster, recipe=self.recipe, mfu=self.mfu)
+        a = parallel.analyze(plan, self.model, self.cluster, recipe=self.recipe, mfu=self.mfu,
+                             peak_flops=self.peak_flops)
         traffic: dict = {}
         for row in a.comm:
             traffic[row.link] = traffic.get(row.link, 0.0) + row.sent_bytes
         return PlanStep(plan, {k: g.scope for k, g in a.placement.items()}, plan.microbatches, a.bubble, a.idle,
-                        tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings)
+                        tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings, a.compute_seconds,
+                        a.step_seconds)
 
     def step5_memory_per_gpu(self) -> MemoryStep:
         """Memory per GPU: the model states spread over every GPU (ZeRO-3 over all n: 16 B × Ψ / n), the states
