@@ -58,14 +58,21 @@ class Run(_data.Record):
         return self.kind == "step" and self.step_seconds is not None and self.model is not None
 
 
+def _value(text: str):
+    """A shape cell's value: ``true``/``false`` (a flag such as ``tied_embeddings``) or a whole number."""
+    low = text.strip().lower()
+    return {"true": True, "false": False}[low] if low in ("true", "false") else int(text)
+
+
 def _model(cell: str):
+    """The ``model`` cell: a catalog name, or an inline shape ``name=…;layers=…;…;tied_embeddings=true``."""
     if not cell:
         return None
     if "=" not in cell:
         return models.get(cell)
     kv = dict(p.split("=") for p in cell.split(";"))
     name = kv.pop("name")
-    return models.custom(name=name, **{k: int(v) for k, v in kv.items()})
+    return models.custom(name=name, **{k: _value(v) for k, v in kv.items()})
 
 
 def _row(row: dict) -> Run:
