@@ -1,5 +1,5 @@
-"""Published training runs: one record per run or configuration in ``data/published_runs.csv``, and the model FLOP
-utilisation a run's GPU-hours imply.
+"""Published training runs: one record per run or configuration in ``data/published_runs.csv`` (the utilisation a
+run's GPU-hours imply is :func:`chipchain.calibration.implied_mfu`).
 
 Each row has its source with the table or section, a tier (A: every input and target stated in a primary source;
 B: something assumed, rounded or not re-read) and a caveat column that flags circular figures. ``kind`` is ``run``
@@ -7,8 +7,8 @@ B: something assumed, rounded or not re-read) and a caveat column that flags cir
 or ``config`` (a configuration whose schedule is not stated)::
 
     >>> r = get("llama2-70b")
-    >>> r.tier, r.accelerator.name, round(implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator), 3)
-    ('A', 'A100-SXM-80GB', 0.428)
+    >>> r.tier, r.accelerator.name, r.gpu_hours
+    ('A', 'A100-SXM-80GB', 1720320.0)
 """
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from . import _check, _data, hardware, models
-from .units import HOUR
 
-__all__ = ["Run", "runs", "get", "names", "implied_mfu"]
+__all__ = ["Run", "runs", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class Run(_data.Record):
 
     @property
     def fully_specified(self) -> bool:
-        """A step row with a measured time and every input :func:`predict_step` needs."""
+        """A step row with a measured time and every input :func:`chipchain.calibration.predict_step` needs."""
         return self.kind == "step" and self.step_seconds is not None and self.model is not None
 
 
@@ -111,22 +110,3 @@ def get(name) -> Run:
 def names() -> list:
     """The ids of every published run."""
     return [r.name for r in runs()]
-
-
-def implied_mfu(active_params, tokens, gpu_hours, accelerator, dtype="bf16"):
-    """Model FLOP utilisation a run's GPU-hours imply: MFU = 6·N·D / (GPU-hours · 3,600 · peak).
-
-    ``active_params`` N (count; the activated parameters of an MoE model), ``tokens`` D, ``gpu_hours`` (accelerator
-    hours, whatever the paper counts: downtime and restarts included), ``accelerator`` (catalog name or record) at its
-    dense ``dtype`` peak. The 6N convention leaves out attention (see :func:`convert_mfu`). Element-wise.
-
-    Llama 2 70B (Touvron et al. 2023, Table 2: 1,720,320 A100-hours for 2 T tokens):
-
-    >>> round(implied_mfu(68.98e9, 2e12, 1720320, "A100"), 3)
-    0.428
-    """
-    n = _check.values("active_params", active_params, _check.positive)
-    d = _check.values("tokens", tokens, _check.positive)
-    h = _check.values("gpu_hours", gpu_hours, _check.positive)
-    peak = hardware.get(accelerator).peak_flops(dtype)
-    return _check.result(6.0 * n * d / (h * HOUR * peak))
