@@ -493,7 +493,7 @@ class Walkthrough:
         price = _check.nonnegative("price_per_gpu_hour", price_per_gpu_hour)
         c = self.step2_compute().flops
         secs = tuple(compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in (lo, mid, hi))
-        hours = tuple(self.n_gpus * s / units.HOUR for s in secs)
+        hours = tuple(compute.gpu_hours_from_seconds(s, self.n_gpus) for s in secs)
         return EvidenceStep((lo, mid, hi), ids, secs, hours, tuple(compute.cost(h, price) for h in hours), price)
 
     # --- ④ the parallel plan and ⑤ memory per GPU (chapters 4 and 6) ----------------------------------------
@@ -607,7 +607,7 @@ class Walkthrough:
         >>> round(Walkthrough().gpu_rent() / 1e6, 2)
         7.68
         """
-        hours = self.n_gpus * self.step6_failures().wall_seconds / units.HOUR
+        hours = compute.gpu_hours_from_seconds(self.step6_failures().wall_seconds, self.n_gpus)
         return float(compute.cost(hours, _check.positive("price_per_gpu_hour", price_per_gpu_hour)))
 
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------

@@ -6,7 +6,7 @@ from the caller; the library's ledger rows carry only the number.
 """
 from __future__ import annotations
 
-from .. import hardware, plotting, source_checks, tables, units, widgets
+from .. import compute, hardware, plotting, source_checks, tables, units, widgets
 from . import _layout
 from ..units import DAY
 from ..walkthrough import Walkthrough
@@ -169,12 +169,13 @@ def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.
         rows.append((f"the source's fixed {units.fmt_percent(m)}, failures added (step ⑥)", m, wall))
     for label, m, s in zip(("lowest", "median", "highest"), e.mfus, e.seconds):
         rows.append((f"published runs, {label}", m, s))
+    hours = [compute.gpu_hours_from_seconds(s, w.n_gpus) for _, _, s in rows]
     return pd.DataFrame([{"utilisation": lab, "MFU": str(units.fmt_percent(m)),
                           "wall-clock days": f"{s / DAY:,.0f}",
-                          "GPU-hours (millions)": f"{w.n_gpus * s / units.HOUR / 1e6:,.2f}",
+                          "GPU-hours (millions)": f"{h / 1e6:,.2f}",
                           f"cost at ${e.price_per_gpu_hour:g}/GPU-hour": str(units.fmt_dollars(
-                              round(w.n_gpus * s / units.HOUR * e.price_per_gpu_hour, -4)))}
-                         for lab, m, s in rows]).set_index("utilisation")
+                              round(compute.cost(h, e.price_per_gpu_hour), -4)))}
+                         for (lab, m, s), h in zip(rows, hours)]).set_index("utilisation")
 
 
 def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
