@@ -570,15 +570,16 @@ class Walkthrough:
                            checkpoint.young_interval(c, m), tau, g, t / g, t / g - t)
 
     # --- ⑦ electricity (chipchain.power; chapter 9) ---------------------------------------------------------
-    def step7_electricity(self, gpu_power=None, host_share=None, pue=1.4, price_per_kwh=0.12) -> ElectricityStep:
+    def step7_electricity(self, gpu_power=None, host_share=None, pue=None, price_per_kwh=None) -> ElectricityStep:
         """Energy and electricity bill of the run: E = PUE · n · (P_gpu + P_host) · T, cost = E[kWh] · price.
 
         ``gpu_power`` W (default: the catalog TDP, 400 W for the A100); ``host_share`` W per GPU (default: one method
         for every server, :func:`chipchain.power.host_share` — the server's maximum rated power less its GPUs' TDP,
         per GPU: (6,500 − 8 × 400)/8 = 412.5 W for a DGX A100, 575 W for a DGX H100; an upper reference, since servers
         rarely draw their maximum; a node without a rating in the catalog needs an explicit ``host_share``);
-        ``pue`` (seed 002 uses 1.4); ``price_per_kwh`` $/kWh (seed 002's $0.12, nearer a US commercial than an
-        industrial rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
+        ``pue`` and ``price_per_kwh`` $/kWh (default: the rows of ``data/energy_facts.csv`` that
+        :func:`chipchain.power.electricity` reads, seed 002's 1.4 and $0.12, nearer a US commercial than an industrial
+        rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
 
         >>> e = Walkthrough().step7_electricity()
         >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
@@ -590,14 +591,10 @@ class Walkthrough:
                 host_share = power.host_share(self.cluster.node)
             except KeyError as err:
                 raise ValueError(f"host_share: {err.args[0]}; pass host_share= (W per GPU) explicitly") from None
-        host_share = _check.nonnegative("host_share", host_share)
         t = self.run_seconds
-        energy = power.run_energy(self.n_gpus, p_gpu, t, host_share=host_share, pue=pue)
-        gpu_only = power.run_energy(self.n_gpus, p_gpu, t)
-        price = _check.nonnegative("price_per_kwh", price_per_kwh)
-        facility = power.facility_power(self.n_gpus, p_gpu, host_share, pue)
-        return ElectricityStep(p_gpu, float(host_share), float(pue), price, t, facility, energy, energy / kWh,
-                               power.electricity_cost(energy, price), gpu_only / kWh)
+        e = power.electricity(self.n_gpus, p_gpu, t, host_share, pue, price_per_kwh)
+        return ElectricityStep(p_gpu, e.host_share, e.pue, e.price_per_kwh, t, e.facility_power, e.energy,
+                               e.energy / kWh, e.dollars, e.gpu_only_energy / kWh)
 
     # --- ⑦ rent (chipchain.compute; chapter 11's $2 per GPU-hour) -------------------------------------------
     def gpu_rent(self, price_per_gpu_hour=2.0) -> float:
