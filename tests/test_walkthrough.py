@@ -75,8 +75,8 @@ def test_step1_states_2_8_tb_and_33_cards():
 @settings(max_examples=60, deadline=None)
 @given(x=st.floats(0, 1e7))
 def test_a_count_of_cards_is_never_rounded_down(x):
-    n = wt.cards_needed(x)
-    assert isinstance(n, int) and n >= x * (1 - 1e-9) and n <= int(x) + 1
+    n = units.count_up(x)
+    assert isinstance(n, int) and n >= x * (1 - 1e-12) and (n == 0 or n - 1 < x)   # up, by less than one card
 
 
 def test_no_ledger_count_of_cards_is_rounded_down():

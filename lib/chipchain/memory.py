@@ -19,7 +19,6 @@ Conventions: bytes and counts in, bytes out; decimal prefixes (1 GB = 1e9 bytes)
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from . import _check, _data, activations, hardware, models, units
@@ -291,9 +290,11 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
 
 
 def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:
-    """Fewest cards whose memory holds ``total_bytes`` when everything is fully sharded: ⌈M / (f·C)⌉.
+    """Fewest cards whose memory holds ``total_bytes`` when everything is fully sharded: ⌈M / (f·C)⌉, at least 1,
+    rounded up by the one rule for a count of parts (:func:`chipchain.units.count_up`).
 
-    A lower bound: it assumes perfect sharding and ignores activations unless they are in ``total_bytes``.
+    A lower bound: it assumes perfect sharding and ignores activations unless they are in ``total_bytes``;
+    ``usable_fraction`` f of the card (1 by default: the states alone, no runtime headroom).
 
     >>> min_gpus(112e9, 24e9), min_gpus(112e9, 80e9)
     (5, 2)
@@ -301,7 +302,7 @@ def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:
     m = _check.nonnegative("total_bytes", total_bytes)
     c = _check.positive("capacity", capacity)
     f = _check.fraction("usable_fraction", usable_fraction)
-    return max(1, math.ceil(m / (c * f) - 1e-12))
+    return max(1, units.count_up(m / (c * f)))
 
 
 def inference_weight_bytes(params, dtype="bf16") -> float:

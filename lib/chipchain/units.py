@@ -39,6 +39,19 @@ MWh, GWh = 1e3 * kWh, 1e6 * kWh
 BYTES_PER_ELEMENT = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 
 
+def count_up(x) -> int:
+    """The whole number of cards (or GPUs, or nodes) a fractional requirement needs: rounded *up*, never down, with a
+    relative tolerance of 1e-12 (some 4,500 ulps) for floating-point noise — 2.8e12 / 80e9 is 35, not 36 — small
+    enough that no real fraction of a card is dropped even at 10⁷ cards. The one rounding rule for a
+    count of parts (:func:`chipchain.memory.min_gpus`, the walkthrough's cards and nodes).
+
+    >>> count_up(32.6), count_up(35.0), count_up(35 * (1 + 1e-15)), count_up(35.0001)
+    (33, 35, 35, 36)
+    """
+    v = _check.nonnegative("cards_worth", x)
+    return math.ceil(v * (1 - 1e-12))
+
+
 class Text(str):
     """A string that prints without quotes (its ``repr`` is itself), for myst-nb ``glue``."""
 

@@ -27,7 +27,6 @@ again by :func:`chipchain.plans.search` (or the steps that need one refuse with 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from functools import lru_cache
@@ -39,7 +38,7 @@ from .units import fmt_percent
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
            "FailureStep", "ElectricityStep", "ExportStep", "ServingStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS",
-           "cards_needed", "shippable_parts"]
+           "shippable_parts"]
 
 #: the nine steps' names, in order
 STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
@@ -47,17 +46,6 @@ STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "�
               9: "⑨ serving"}
 #: the number of the chapter that derives each step (titles belong to the book, not to the library)
 STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
-
-
-def cards_needed(cards_worth) -> int:
-    """The whole number of cards (or GPUs, or nodes) a fractional requirement needs: rounded *up*, never down, with
-    a tolerance of 1e-9 for floating-point noise (2.8e12 / 80e9 is 35, not 36).
-
-    >>> cards_needed(32.6), cards_needed(35.0), cards_needed(35.0000000001)
-    (33, 35, 35)
-    """
-    x = _check.nonnegative("cards_worth", cards_worth)
-    return math.ceil(x * (1 - 1e-9))
 
 
 @dataclass(frozen=True)
@@ -231,7 +219,7 @@ def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
     one = serving.decode(acc, m, seq, 1, n_gpus=n)
     full = serving.decode(acc, m, seq, max(top, 1), n_gpus=n)
     watts = n * acc.require("tdp")
-    return ServingStep(n, cards_needed(n / gpus_per_node), seq, top, float(one.tokens_per_second),
+    return ServingStep(n, units.count_up(n / gpus_per_node), seq, top, float(one.tokens_per_second),
                        float(full.tokens_per_second), float(full.per_sequence_tokens_per_second),
                        float(acc.tdp), float(inference.energy_per_token(watts, one.tokens_per_second)),
                        float(inference.energy_per_token(watts, full.tokens_per_second)), price,
@@ -452,7 +440,7 @@ class Walkthrough:
         """Model states = bytes per parameter × parameters, compared with one card's memory.
 
         The card's capacity is binary (the A100's "80 GB" is 80 GiB = 85.9 GB), so 2.8 TB is 32.6 cards' worth and
-        needs 33 cards — a count of cards is rounded up (:func:`cards_needed`).
+        needs 33 cards — a count of cards is rounded up (:func:`chipchain.memory.min_gpus`).
 
         >>> s = Walkthrough().step1_states()
         >>> s.total_bytes / 1e12, round(s.cards_worth, 1), s.cards
@@ -460,7 +448,7 @@ class Walkthrough:
         """
         total = memory.state_bytes(self.params, self.recipe)
         card = self.card.require("memory_bytes")
-        return StatesStep(self.bytes_per_param, total, card, total / card, cards_needed(total / card))
+        return StatesStep(self.bytes_per_param, total, card, total / card, memory.min_gpus(total, card))
 
     # --- ② compute ----------------------------------------------------------------------------------------
     def step2_compute(self) -> ComputeStep:
