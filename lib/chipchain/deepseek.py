@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, compute, hardware, inference, models, parallel, units
+from . import _check, assumptions, compute, hardware, inference, models, parallel, units
 from .units import DAY
 
 __all__ = [
@@ -82,7 +82,7 @@ V3 = Run(
     accelerator="H800",
     n_gpus=2048,
     gpu_hours={"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3},
-    price_per_gpu_hour=2.0,
+    price_per_gpu_hour=assumptions.value("gpu_rent_per_hour"),
     tokens=14.8e12,
     gpu_hours_per_trillion_tokens=180e3,
     plan=parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1),

@@ -13,11 +13,10 @@ or ``config`` (a configuration whose schedule is not stated)::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from . import _check, _data, hardware, models
 
-__all__ = ["Run", "runs", "get", "names"]
+__all__ = ["Run", "RUNS", "runs", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -90,23 +89,28 @@ def _row(row: dict) -> Run:
                row["bibkey"], row["checked"], row["source"])
 
 
-@lru_cache(maxsize=None)
+def _build():
+    return (_row(r) for r in _data.rows("published_runs.csv"))
+
+
+#: every row of ``data/published_runs.csv``, looked up by id (``KeyError`` with the nearest ids for an unknown one)
+RUNS = _data.Registry("published run", Run, _build, argument="name")
+
+
 def runs() -> tuple:
     """Every row of ``data/published_runs.csv`` as a :class:`Run`, in file order."""
-    return tuple(_row(r) for r in _data.rows("published_runs.csv"))
+    return tuple(RUNS.all())
 
 
 def get(name) -> Run:
-    """One run by its id; ``KeyError`` with the nearest ids for an unknown one.
+    """One run by its id (a :class:`Run` passes through); ``KeyError`` with the nearest ids for an unknown one.
 
     >>> get("palm-540b").n_gpus
     6144
     """
-    if isinstance(name, Run):
-        return name
-    return _check.lookup({_check.key(r.name): r for r in runs()}, name, "published run", "name")
+    return RUNS.get(name)
 
 
 def names() -> list:
     """The ids of every published run."""
-    return [r.name for r in runs()]
+    return RUNS.names()

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from functools import lru_cache
 
-from . import (_check, activations, calibration, checkpoint, compute, hardware, inference, memory, models, parallel,
-               economics, plans, policy, power, reliability, serving, systems, units)
+from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
+               models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
 from .units import fmt_percent
 
@@ -46,6 +46,11 @@ STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "�
               9: "⑨ serving"}
 #: the number of the chapter that derives each step (titles belong to the book, not to the library)
 STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
+
+
+def _assumed(name, given):
+    """``given``, or the assumption ``name`` of ``data/assumptions.csv`` when it is None."""
+    return assumptions.value(name) if given is None else given
 
 
 @dataclass(frozen=True)
@@ -466,19 +471,20 @@ class Walkthrough:
         secs = {m: compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in self.mfus}
         return TimeStep(secs, {m: s / DAY for m, s in secs.items()})
 
-    def step3_evidence(self, price_per_gpu_hour=2.0, min_gpus=384) -> EvidenceStep:
+    def step3_evidence(self, price_per_gpu_hour=None, min_gpus=384) -> EvidenceStep:
         """Step ③ as a range: the run at the MFU that comparable published runs achieved
         (:func:`chipchain.calibration.mfu_range`: whole runs on the same generation of accelerator — same vendor and
         dense BF16 peak — with at least ``min_gpus`` of them), beside the fixed utilisations of :meth:`step3_time`.
         Their MFU is implied by billed GPU-hours, so it already pays for restarts: no failure time is added.
-        ``price_per_gpu_hour`` $ (DeepSeek-AI 2024 priced its run at $2).
+        ``price_per_gpu_hour`` $ (default: :mod:`chipchain.assumptions`' ``gpu_rent_per_hour``, the $2 at which
+        DeepSeek-AI 2024 priced its run).
 
         >>> e = Walkthrough().step3_evidence()
         >>> [round(m, 2) for m in e.mfus], [round(s / 86400) for s in e.seconds]
         ([0.24, 0.35, 0.48], [322, 220, 158])
         """
         lo, mid, hi, ids = calibration.mfu_range(self.accelerator, min_gpus)
-        price = _check.nonnegative("price_per_gpu_hour", price_per_gpu_hour)
+        price = _check.nonnegative("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
         c = self.step2_compute().flops
         secs = tuple(compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in (lo, mid, hi))
         hours = tuple(compute.gpu_hours_from_seconds(s, self.n_gpus) for s in secs)
@@ -529,14 +535,15 @@ class Walkthrough:
                           self.card.require("memory_bytes"))
 
     # --- ⑥ failures over the run (chipchain.reliability; chapter 7) -----------------------------------------
-    def step6_failures(self, write_bandwidth=50 * units.GBPS, restart_seconds=600.0, per_gpu_rate=None) -> FailureStep:
+    def step6_failures(self, write_bandwidth=None, restart_seconds=None, per_gpu_rate=None) -> FailureStep:
         """Interruptions over the run, Daly's checkpoint interval and the time lost (chapter 7).
 
         Rate: Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100 (Dubey et al. 2024, §3.3.4), charged
         per GPU and scaled to ``n_gpus`` — an assumption that A100 clusters fail per GPU as often as that H100
         cluster did. Checkpoint: the restart state, :func:`chipchain.checkpoint.restart_bytes_per_param` × params (14 B
         for mixed-precision Adam: the recipe's 16 B less the gradients), written
-        at ``write_bandwidth`` B/s (an assumed 50 GB/s aggregate); ``restart_seconds`` is an assumed 10 minutes.
+        at ``write_bandwidth`` B/s (default: an assumed 50 GB/s aggregate); ``restart_seconds`` (default: an assumed
+        10 minutes) — both rows of ``data/assumptions.csv`` (:mod:`chipchain.assumptions`).
         Interval τ by Daly (2006); goodput G = τ / (M·e^{R/M}·(e^{(τ+C)/M} − 1)); lost time = T/G − T.
 
         >>> f = Walkthrough().step6_failures()
@@ -550,8 +557,8 @@ class Walkthrough:
         m = reliability.cluster_mtbf(rate, self.n_gpus)
         t = self.run_seconds
         size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
-        c = checkpoint.write_seconds(size, write_bandwidth)
-        r = _check.nonnegative("restart_seconds", restart_seconds)
+        c = checkpoint.write_seconds(size, _assumed("checkpoint_write_bandwidth", write_bandwidth))
+        r = _check.nonnegative("restart_seconds", _assumed("restart_seconds", restart_seconds))
         tau = checkpoint.daly_interval(c, m)
         g = checkpoint.goodput(tau, c, r, m)
         return FailureStep(rate, m, t, reliability.expected_failures(rate * self.n_gpus, t), size, c, r,
@@ -585,15 +592,16 @@ class Walkthrough:
                                e.energy / kWh, e.dollars, e.gpu_only_energy / kWh)
 
     # --- ⑦ rent (chipchain.compute; chapter 11's $2 per GPU-hour) -------------------------------------------
-    def gpu_rent(self, price_per_gpu_hour=2.0) -> float:
+    def gpu_rent(self, price_per_gpu_hour=None) -> float:
         """Dollars of GPU time for the whole run on the wall clock, failures and checkpoints included (step ⑥'s
-        ``wall_seconds``), at ``price_per_gpu_hour`` (DeepSeek-V3's $2 by default).
+        ``wall_seconds``), at ``price_per_gpu_hour`` (default: the assumed ``gpu_rent_per_hour``, DeepSeek-V3's $2).
 
         >>> round(Walkthrough().gpu_rent() / 1e6, 2)
         7.68
         """
         hours = compute.gpu_hours_from_seconds(self.step6_failures().wall_seconds, self.n_gpus)
-        return float(compute.cost(hours, _check.positive("price_per_gpu_hour", price_per_gpu_hour)))
+        price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
+        return float(compute.cost(hours, price))
 
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
     def step8_export(self) -> ExportStep:
@@ -619,7 +627,7 @@ class Walkthrough:
         return ExportStep(self.accelerator.name, cls, ship, peak, days)
 
     # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------
-    def step9_serving(self, price_per_gpu_hour=2.0, usable_fraction=0.9) -> ServingStep:
+    def step9_serving(self, price_per_gpu_hour=None, usable_fraction=None) -> ServingStep:
         """Serving the trained model on the run's accelerator in BF16 at its training sequence length: the fewest
         GPUs (a power of two) whose memory holds the weights and one sequence's KV cache, the batch that memory
         holds, roofline tokens per second, joules per token at the GPUs' rated power (hosts and cooling left out,
@@ -630,8 +638,8 @@ class Walkthrough:
         (8, 1, 27, 721, 6.17)
         """
         acc, m = self.accelerator, self.model
-        price = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
-        usable = _check.fraction("usable_fraction", usable_fraction)
+        price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
+        usable = _check.fraction("usable_fraction", _assumed("usable_memory_fraction", usable_fraction))
         if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
             return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
         return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)
@@ -701,7 +709,8 @@ class Walkthrough:
         add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
             units.fmt_dollars(round(s7.dollars, -3)), "bill")
         rent = self.gpu_rent()
-        add(7, "GPU rent at $2/GPU-hour, wall clock with failures", rent, units.fmt_dollars(rent), "rent")
+        add(7, f"GPU rent at ${assumptions.value('gpu_rent_per_hour'):g}/GPU-hour, wall clock with failures", rent,
+            units.fmt_dollars(rent), "rent")
         add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
         s8 = self.step8_export()
         for rid, c in s8.classifications.items():
@@ -722,7 +731,7 @@ class Walkthrough:
                 f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
             add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
                 "serve_j")
-            add(9, "cost per million tokens at $2/GPU-hour", s9.dollars_per_million_tokens,
+            add(9, f"cost per million tokens at ${s9.price_per_gpu_hour:g}/GPU-hour", s9.dollars_per_million_tokens,
                 f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
         rows.sort(key=lambda r: r.step)
         return rows
