@@ -99,6 +99,20 @@ def test_imports_go_one_way(mod):
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.parametrize("mod", sorted(REGISTRIES))
+def test_every_registry_uses_the_one_registry_type(mod):
+    # a registry owns its table through chipchain._data.Registry: one index, names, aliases, nearest-name KeyError
+    # (published_runs rebuilt its index on every get before)
+    assert "_data.Registry(" in MODULES[mod].read_text(encoding="utf-8"), f"{mod} does not use _data.Registry"
+
+
+def test_nothing_imports_labs():
+    # labs/ time the reader's machine (a measurement layer): no library module may depend on them
+    bad = [f"{m} imports {t}" for m, targets in GRAPH.items() if not m.startswith("labs")
+           for t in targets if t.split(".")[0] == "labs"]
+    assert not bad, "\n".join(bad)
+
+
 @pytest.mark.parametrize("mod", sorted(MODULES))
 def test_sibling_imports_are_at_module_top(mod):
     if mod == "" or mod.endswith("__init__"):
