@@ -130,7 +130,7 @@ def test_expert_parallelism():
     (lambda: P.validate(SEED_PLAN, "GPT-4"), KeyError, "nearest known names"),
     (lambda: P.validate(SEED_PLAN, "175B", "DGX-Z100"), KeyError, "DGX-H100"),
     (lambda: P.validate(SEED_PLAN, "175B", systems.cluster("A100", 1024), n_gpus=512), ValueError, "contradicts"),
-    (lambda: P.communication(SEED_PLAN, "175B", grad_bytes_per_param=0), ValueError, "grad_bytes_per_param"),
+    (lambda: P.communication(SEED_PLAN, "175B", recipe="fp33-adam"), KeyError, "recipe"),
     (lambda: P.analyze(SEED_PLAN, "175B", mfu=50), ValueError, "mfu"),
     (lambda: P.analyze(SEED_PLAN, "175B", dp_overlap=-0.1), ValueError, "dp_overlap"),
 ])
@@ -332,3 +332,14 @@ def test_views_draw_from_the_equations():
     assert table["bubble / ideal"].tolist() == [P.bubble_fraction(16, 16), P.bubble_fraction(16, 192)]
     bill = V.communication_table(SEED_PLAN, "175B", "A100")
     assert bill.loc["TP all-reduce", "link"] == "NVLink3"
+
+
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+def test_dp_traffic_uses_every_recipes_gradient_bytes(recipe):
+    # one table of bytes per parameter: the DP all-reduce of the seed plan carries the recipe's gradients
+    # (ring all-reduce: 2(n−1)/n of Ψ/(t·p) · g bytes sent per GPU, Patarasuk & Yuan 2009)
+    g = memory.recipe(recipe).gradients
+    dp = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100", recipe)}
+    base = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
+    kind = next(k for k in dp if k.startswith("DP"))
+    assert dp[kind].sent_bytes == pytest.approx(base[kind].sent_bytes * g / 2.0, rel=1e-12)   # default: 2 B

@@ -283,7 +283,7 @@ class CommRow:
     seconds: float
 
 
-def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -> tuple:
+def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
     placement on ``cluster`` dictates (its intra-node link inside a node, its inter-node link across nodes;
     per-direction bandwidth).
@@ -293,7 +293,7 @@ def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -
       of the same total, Korthikanti et al. 2022 §4.2.2).
     * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·s·h elements,
       split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
-    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``grad_bytes_per_param`` each): a ring all-reduce (2Ψ
+    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``recipe``'s gradient bytes each): a ring all-reduce (2Ψ
       bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter
       and two all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
     * **EP** (mixture-of-experts models): 4 all-to-alls per layer per micro-batch (dispatch and combine, forward and
@@ -326,7 +326,7 @@ def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -
                             count * (plan.ep - 1) / plan.ep * msg,
                             count * comms.alltoall_time(msg, plan.ep, ln.bandwidth_per_direction, ln.latency)))
     if plan.dp > 1:
-        grads = _check.positive("grad_bytes_per_param", grad_bytes_per_param) * m.params / (plan.tp * plan.pp)
+        grads = memory.recipe(recipe).gradients * m.params / (plan.tp * plan.pp)
         ln = where.dp.link
         bw, lat, d = ln.bandwidth_per_direction, ln.latency, plan.dp
         if plan.zero == 3:
@@ -408,7 +408,7 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
                       zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
     fit = L.fits(c.accelerator, reserve)
-    rows = communication(plan, m, c, memory.recipe(recipe).gradients)
+    rows = communication(plan, m, c, recipe)
     bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
     peak = c.accelerator.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     comp = step_compute_seconds(plan, m, peak, mfu)
