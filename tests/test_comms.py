@@ -395,3 +395,15 @@ def test_dp_critical_tokens_for_every_recipe():
     for r in memory.recipe_names():
         t = commbound.dp_critical_tokens(989e12, 50e9, recipe=r)
         assert t / base == pytest.approx(memory.recipe(r).gradients / 2, rel=1e-12)     # rounding only
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1e4), st.floats(0, 1), st.floats(0, 1e4))
+def test_exposed_communication_is_one_definition(comm, overlap, compute):
+    # exposed time lies between (1 − overlap)·T_comm (all the overlap hides) and T_comm (nothing hides), and
+    # dp_scaling_efficiency is compute / (compute + exposed) with the same definition
+    e = comms.exposed_seconds(comm, overlap, compute)
+    assert (1 - overlap) * comm * (1 - 1e-12) <= e <= comm
+    if compute > 0:
+        assert comms.dp_scaling_efficiency(compute, comm, overlap) == pytest.approx(compute / (compute + e),
+                                                                                    rel=1e-12)

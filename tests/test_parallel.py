@@ -343,3 +343,13 @@ def test_dp_traffic_uses_every_recipes_gradient_bytes(recipe):
     base = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
     kind = next(k for k in dp if k.startswith("DP"))
     assert dp[kind].sent_bytes == pytest.approx(base[kind].sent_bytes * g / 2.0, rel=1e-12)   # default: 2 B
+
+
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+@pytest.mark.parametrize("dp_overlap", [0.0, 0.7, 1.0])
+def test_search_and_analyze_agree_for_every_recipe_and_overlap(recipe, dp_overlap):
+    # one exposed-communication definition (comms.exposed_seconds) and one state-bytes table in both models
+    for c in plans.search("13B", "A100", 64, recipe=recipe, dp_overlap=dp_overlap, top=8):
+        a = P.analyze(c.plan, "13B", "A100", n_gpus=64, recipe=recipe, dp_overlap=dp_overlap)
+        assert c.memory_bytes == pytest.approx(a.ledger.total, rel=1e-9)      # summation order
+        assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)

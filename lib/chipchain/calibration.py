@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, compute, hardware, models, parallel, systems
+from . import _check, comms, compute, hardware, models, parallel, systems
 from .published_runs import Run, get, names, runs
 
 __all__ = ["Run", "runs", "get", "names", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
@@ -168,8 +168,9 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
     rate = c.n_gpus * peak * eta
     bub = parallel.bubble_fraction(p, plan.microbatches, plan.virtual_stages) * hw / rate
     rows = parallel.communication(plan, m, c)
-    ov = _check.probability("dp_overlap", dp_overlap)
-    exposed = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
+    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
+    exposed = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
+        dp_s, _check.probability("dp_overlap", dp_overlap), hw / rate)
     secs = hw / rate + bub + exposed
     return StepPrediction(secs, model_f / rate, (hw - model_f) / rate, bub, exposed, rows,
                           model_f / (secs * c.n_gpus * peak), hw / (secs * c.n_gpus * peak), eta, plan)

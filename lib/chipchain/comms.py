@@ -225,6 +225,21 @@ def allreduce_bytes_per_rank(nbytes, n_ranks) -> float:
 
 # --- data parallelism -------------------------------------------------------------------------------------------
 
+def exposed_seconds(comm_seconds, overlap=0.0, compute_seconds=None):
+    """The part of a communication that computation does not hide, the one definition of exposed communication:
+    ``T_exposed = T_comm − min(overlap · T_comm, T_compute)`` (no cap when ``compute_seconds`` is None). ``overlap``
+    in [0, 1] is the share that can run during the backward pass (Li et al. 2020); s in and out. Element-wise.
+
+    >>> exposed_seconds(1.0, 0.5), exposed_seconds(1.0, 1.0, compute_seconds=0.25)
+    (0.5, 0.75)
+    """
+    tm = _check.values("comm_seconds", comm_seconds, _check.nonnegative)
+    hidden = _check.values("overlap", overlap, _check.probability) * tm
+    if compute_seconds is not None:
+        hidden = np.minimum(hidden, _check.values("compute_seconds", compute_seconds, _check.nonnegative))
+    return _check.result(tm - hidden)
+
+
 def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
     """Scaling efficiency of data parallelism, speedup / N: ``E = T_compute / (T_compute + T_exposed)``.
 
@@ -246,9 +261,7 @@ def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
     """
     tc = _check.positive("compute_time", compute_time)
     tm = _check.nonnegative("comm_time", comm_time)
-    ov = _check.probability("overlap", overlap)
-    exposed = tm - min(ov * tm, tc)
-    return tc / (tc + exposed)
+    return tc / (tc + exposed_seconds(tm, overlap, tc))
 
 
 # --- collectives on a cluster of nodes -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
            "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
-           "analyze"]
+           "step_compute_seconds", "analyze"]
 
 
 @dataclass(frozen=True)
@@ -391,10 +391,9 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
             reserve=0.0, dtype="bf16", peak_flops=None) -> Analysis:
     """Validate ``plan`` on ``cluster`` (as :func:`validate`) and estimate its memory per GPU, traffic and step time.
 
-    Step time = compute × (1 + bubble) + TP time + PP time + (1 − ``dp_overlap``) × DP time, where compute is
-    :func:`step_compute_seconds` at ``peak_flops`` (FLOP/s per GPU; None → the accelerator's dense peak at
-    ``dtype``) and ``mfu``. An estimate: it ignores
-    overlap of TP and PP traffic with compute and the embedding layers.
+    Step time = compute × (1 + bubble) + TP + PP time + exposed DP time (:func:`chipchain.comms.exposed_seconds`,
+    ``dp_overlap``); compute is :func:`step_compute_seconds` at ``peak_flops`` (None: the dense peak at ``dtype``)
+    and ``mfu``. An estimate: it ignores overlap of TP and PP traffic with compute and the embedding layers.
 
     >>> a = analyze(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True,
     ...                  recompute="selective"), "175B", "A100", n_gpus=1024)
@@ -412,8 +411,9 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
     bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
     peak = c.accelerator.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     comp = step_compute_seconds(plan, m, peak, mfu)
-    ov = _check.probability("dp_overlap", dp_overlap)
-    comm_s = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
+    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
+    comm_s = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
+        dp_s, _check.probability("dp_overlap", dp_overlap), comp)
     return Analysis(plan, L, fit, placement(plan, c), rows, bub,
                     idle_share(plan.pp, plan.microbatches, plan.virtual_stages), comp, comp * (1 + bub) + comm_s,
                     warnings)

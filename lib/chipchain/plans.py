@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, activations, memory, models, parallel, systems, units
+from . import _check, activations, comms, memory, models, parallel, systems, units
 
 __all__ = ["Candidate", "search"]
 
@@ -128,7 +128,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     grads = r.gradients * psi
     one = (dp - 1) / dp * grads / bw + (dp - 1) * lat
     dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
-    step = compute * (1 + bubble) + tp_t + pp_t + (1 - ov) * dp_t
+    step = compute * (1 + bubble) + tp_t + pp_t + comms.exposed_seconds(dp_t, ov, compute)
     idx = np.flatnonzero(ok)
     if not idx.size:
         i = int(np.argmin(total))
