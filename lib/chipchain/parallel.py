@@ -382,7 +382,7 @@ def step_compute_seconds(plan: Plan, model, peak_flops, mfu) -> float:
     20.68
     """
     m = models.get(model)
-    per_token = 8.0 if plan.recompute == "full" else 6.0
+    per_token = compute.FLOPS_PER_PARAM_TOKEN + (2.0 if plan.recompute == "full" else 0.0)   # + one forward
     flops = compute.training_flops(m.params, plan.batch * m.seq, flops_per_param_token=per_token)
     return compute.training_time(flops, plan.n_gpus, peak_flops, mfu)
 

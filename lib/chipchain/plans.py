@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ._lazy import np
 
 from . import _check, activations, comms, memory, models, parallel, systems, units
+from . import compute as compute_mod
 
 __all__ = ["Candidate", "search"]
 
@@ -109,7 +110,8 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     total = states + acts
     ok = total <= cap
     # time: compute with the bubble, plus TP, PP and DP traffic (communication())
-    compute = 6.0 * m.params * B * m.seq * np.where(rc == 2, 8.0 / 6.0, 1.0) / (n * peak * mfu)
+    k = compute_mod.FLOPS_PER_PARAM_TOKEN + np.where(rc == 2, 2.0, 0.0)       # full recompute: one more forward
+    compute = compute_mod.training_flops(m.params, B * m.seq, 1.0) * k / (n * peak * mfu)
     bubble = parallel.bubble_fraction(pp, mb)
 
     def link_of(size, stride):
