@@ -313,3 +313,19 @@ def test_property_ledger_refuses_a_tp_that_splits_a_head(tp):
             M.ledger(g, tp=tp)
     else:
         assert M.ledger(g, tp=tp, pp=8, dp=8, zero=1).total > 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(card=st.sampled_from(["A100", "H100", "H200", "RTX-4090", "B200", "MI300X"]), share=st.floats(0, 3))
+def test_a_reserve_as_large_as_the_card_is_refused_by_name(card, share):
+    # usable memory is in (0, capacity]: a reserve ≥ the card is refused naming "reserve", never a negative size
+    from chipchain import hardware
+    cap = hardware.get(card).memory_bytes
+    r = share * cap
+    if r < cap:
+        assert 0 < M.usable_capacity(card, r) <= cap
+        assert M.ledger("7B").fits(card, r).capacity == M.usable_capacity(card, r)
+    else:
+        for call in (lambda: M.usable_capacity(card, r), lambda: M.ledger("7B").fits(card, r)):
+            with pytest.raises(ValueError, match=r"^reserve \(.*is not less than the memory of one"):
+                call()

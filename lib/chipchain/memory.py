@@ -25,7 +25,7 @@ from . import _check, _data, activations, hardware, models, units
 
 __all__ = [
     "Recipe", "RECIPES", "recipe", "recipe_names", "state_breakdown", "state_bytes", "rule_of_thumb_ledger",
-    "zero_bytes_per_gpu", "sharded_state_breakdown", "Ledger", "Fit", "ledger", "min_gpus", "inference_weight_bytes",
+    "zero_bytes_per_gpu", "sharded_state_breakdown", "Ledger", "Fit", "usable_capacity", "ledger", "min_gpus", "inference_weight_bytes",
 ]
 
 
@@ -212,6 +212,28 @@ def zero_bytes_per_gpu(params, dp, stage, recipe="mixed-adam") -> float:
 
 # --- the ledger per GPU ----------------------------------------------------------------------------------------
 
+def usable_capacity(accelerator, reserve=0.0) -> float:
+    """Bytes of a card's memory left for the model: capacity − ``reserve`` (CUDA context, fragmentation; bytes).
+
+    A reserve as large as the card leaves nothing and is refused by name (a fraction or GB given as bytes is the
+    usual slip):
+
+    >>> usable_capacity("A100", 2e9) / 1e9
+    83.89934592
+    >>> usable_capacity("H100", 90e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB (85.9 GB)): nothing would be left for the model; reserve is in bytes
+    """
+    acc = hardware.get(accelerator)
+    cap = acc.require("memory_bytes")
+    r = _check.nonnegative("reserve", reserve)
+    if r >= cap:
+        raise ValueError(f"reserve ({units.fmt_bytes(r)}) is not less than the memory of one {acc.name} "
+                         f"({units.fmt_capacity(cap)}): nothing would be left for the model; reserve is in bytes")
+    return cap - r
+
+
 @dataclass(frozen=True)
 class Fit:
     """Whether a ledger fits a card: ``margin`` = capacity − total bytes (negative means out of memory)."""
@@ -249,7 +271,7 @@ class Ledger:
         'OOM on H100-SXM by 23 GB'
         """
         acc = hardware.get(accelerator)
-        cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
+        cap = usable_capacity(acc, reserve)
         margin = cap - self.total
         return Fit(margin >= 0, margin, cap, acc.name)
 

@@ -69,7 +69,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     r = memory.recipe(recipe)
     mfu = _check.fraction("mfu", mfu)
     ov = _check.probability("dp_overlap", dp_overlap)
-    cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
+    cap = memory.usable_capacity(acc, reserve)
     intra, inter = c.intra, c.inter
     peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
