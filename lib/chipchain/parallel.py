@@ -10,8 +10,9 @@ Ranks are laid out TP innermost, then PP, then DP outermost (the order Llama 3 u
 "8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
 node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
 :class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
-is the one home of pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`);
-the plan search is :mod:`chipchain.plans`, tables and explorers :mod:`chipchain.views.parallel`.
+holds the pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`), which
+:mod:`chipchain.schedules` reuses (adding ZB-H2); the plan search is :mod:`chipchain.plans`, views
+:mod:`chipchain.views.parallel`.
 
 >>> p = Plan(tp=8, pp=16, dp=8, microbatches=64)
 >>> p.n_gpus, round(bubble_fraction(16, 64), 4)
