@@ -12,7 +12,7 @@ from ..units import DAY
 from ..walkthrough import Walkthrough
 from ..units import fmt_percent
 
-__all__ = ["inputs_table", "ledger_table", "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
+__all__ = ["inputs_table", "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
            "plot_time_budget", "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
 
@@ -40,16 +40,6 @@ def inputs_table(walkthrough: Walkthrough | None = None):
             ("parallel plan", str(w.plan) if w.plan is not None else w.plan_reason),
             ("global batch", f"{units.fmt_number(w.batch)} sequences per step")]
     return pd.DataFrame(rows, columns=["input", "value"]).set_index("input")
-
-
-def ledger_table(walkthrough: Walkthrough | None = None, titles: dict | None = None):
-    """:meth:`Walkthrough.ledger` with, when ``titles`` (chapter number → title) is given, a column naming the
-    chapter that derives each number."""
-    w = Walkthrough() if walkthrough is None else walkthrough
-    df = w.ledger()
-    if titles:
-        df["chapter"] = [f"{n}. {titles[n]}" if n in titles else str(n) for n in df["chapter"]]
-    return df
 
 
 def _ledger_cards(w: Walkthrough) -> list:
@@ -99,7 +89,7 @@ def ledger_html(walkthrough: Walkthrough, titles: dict | None = None, reference:
     accepted too), the run's days at 100 % of peak, at its MFU and on the wall clock as bars, and the range of run
     lengths the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`). Compact
     enough to sit on one screen with the explorer's controls. ``titles`` is accepted for compatibility and unused
-    (the full table, with chapters, is :func:`ledger_table`)."""
+    (the full table, with chapters, is :meth:`Walkthrough.ledger`)."""
     w = walkthrough
     cards = _ledger_cards(w)
     if reference is not None:
