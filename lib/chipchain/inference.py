@@ -28,7 +28,7 @@ These equations know nothing about hardware; :mod:`chipchain.serving` places the
 from __future__ import annotations
 
 
-from . import _check, assumptions, models, roofline, units
+from . import _check, assumptions, memory, models, roofline, units
 
 __all__ = [
     "kv_bytes_per_token", "model_kv_bytes_per_token", "kv_cache_bytes", "weight_bytes", "weights_read_per_step",
@@ -107,7 +107,7 @@ def weight_bytes(model, dtype="bf16") -> float:
     >>> weight_bytes("Llama-2-70B", "int4") / 1e9
     34.49
     """
-    return models.get(model).params * _bytes("dtype", dtype)
+    return memory.inference_weight_bytes(models.get(model).params, dtype)     # the one N·b
 
 
 def weights_read_per_step(model, batch=1, dtype="bf16"):

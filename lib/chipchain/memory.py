@@ -328,7 +328,7 @@ def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:
 
 def inference_weight_bytes(params, dtype="bf16") -> float:
     """Weights for inference: Ψ × bytes per element of ``dtype`` ("fp16", "bf16", "int8", "int4", …); the KV cache
-    and runtime buffers come on top.
+    and runtime buffers come on top. The one home of N·b (:func:`chipchain.inference.weight_bytes` takes a model).
 
     >>> inference_weight_bytes(70e9, "int4") / 1e9
     35.0
