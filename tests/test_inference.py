@@ -402,5 +402,5 @@ def test_weight_bytes_one_formula_for_every_model_and_dtype(dtype):
     from chipchain import memory, models, units
     for name in models.names():
         m = models.get(name)
-        assert inference.weight_bytes(m, dtype) == memory.inference_weight_bytes(m.params, dtype)
-        assert inference.weight_bytes(m, dtype) == pytest.approx(m.params * units.BYTES_PER_ELEMENT[dtype], rel=1e-15)
+        assert inf.weight_bytes(m, dtype) == memory.inference_weight_bytes(m.params, dtype)
+        assert inf.weight_bytes(m, dtype) == pytest.approx(m.params * units.BYTES_PER_ELEMENT[dtype], rel=1e-15)
