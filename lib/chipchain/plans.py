@@ -2,8 +2,10 @@
 fastest for a model on a cluster, among those that fit in memory.
 
 The search enumerates every valid plan (:func:`chipchain.parallel.validate`'s rules) and prices all of them at once
-with NumPy arrays, using the formulas of :func:`chipchain.memory.ledger` and :func:`chipchain.parallel.analyze` (the
-tests check that every plan it returns agrees with the scalar model).
+with NumPy arrays: it re-derives the formulas of :func:`chipchain.memory.ledger` and
+:func:`chipchain.parallel.analyze` element-wise, sharing their tables (``memory.RECIPES``), peak, FLOP convention
+and exposed communication (:func:`chipchain.comms.exposed_seconds`); the tests check that the plans it returns
+agree with the scalar model for every recipe.
 
 >>> best = search("175B", "A100", 1024)[0]
 >>> str(best.plan), best.plan.recompute
