@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from chipchain import (checkpoint, compute, hardware, memory, models, parallel, plans, power, reliability, systems,
                        units, walkthrough as wt)
 from chipchain.walkthrough import Walkthrough
+from chipchain.views import walkthrough as VW
 
 W = Walkthrough()
 DAY = units.DAY
@@ -82,7 +83,7 @@ def test_a_count_of_cards_is_never_rounded_down(x):
 def test_no_ledger_count_of_cards_is_rounded_down():
     for w in (W, W.replace(model="70B", accelerator="H100"), W.replace(n_gpus=512)):
         s1 = w.step1_states()
-        row = next(r for r in w.ledger_rows() if r.key == "cards")
+        row = next(r for r in VW.ledger_rows(w) if r.key == "cards")
         assert row.value == s1.cards >= s1.cards_worth and row.text.startswith(f"{s1.cards} × ")
 
 
@@ -193,7 +194,7 @@ def test_no_plan_refuses_with_one_line_reason():
     assert w.plan is None and "\n" not in w.plan_reason and "fits in" in w.plan_reason
     with pytest.raises(ValueError, match="no plan"):
         w.step4_plan()
-    rows = [r for r in w.ledger_rows() if r.step in (4, 5)]
+    rows = [r for r in VW.ledger_rows(w) if r.step in (4, 5)]
     assert [r.text for r in rows] == [w.plan_reason] * 2
     assert w.step3_time().days[0.5] > 0                              # the steps that need no plan still work
 
@@ -206,7 +207,7 @@ def test_given_plan_is_validated():
 # --- the ledger: every number is the owning module's ----------------------------------------------------------
 
 def test_ledger_numbers_equal_the_owning_modules():
-    rows = {r.quantity: r for r in W.ledger_rows()}
+    rows = {r.quantity: r for r in VW.ledger_rows(W)}
     a100, plan = hardware.get("A100"), W.plan
     flops = compute.training_flops(175e9, 2e12)
     t = compute.training_time(flops, 1024, a100.peak_flops("bf16"), 0.5)
@@ -234,7 +235,7 @@ def test_ledger_numbers_equal_the_owning_modules():
 
 
 def test_texts_are_the_ledgers_own_strings_and_rounding():
-    t, rows = W.texts(), W.ledger_rows()
+    t, rows = VW.texts(W), VW.ledger_rows(W)
     assert t == {r.key: r.text for r in rows} and len(t) == len(rows)      # one key per row
     assert t["goodput"] == str(units.fmt_percent(W.step6_failures().goodput, 3))
     assert t["bill"] == str(units.fmt_dollars(round(W.step7_electricity().dollars, -3)))
@@ -253,16 +254,16 @@ def test_evidence_range_from_published_a100_runs():
 
 
 def test_ledger_has_every_step_with_its_chapter_number():
-    df = W.ledger()
+    df = VW.ledger(W)
     assert list(df.columns) == ["step", "quantity", "value", "chapter"]
-    assert list(dict.fromkeys(df["step"])) == list(wt.STEP_NAMES.values())
-    assert all(r.chapter == wt.STEP_CHAPTERS[r.step] and isinstance(r.chapter, int) for r in W.ledger_rows())
-    assert not any(isinstance(v, str) for v in wt.STEP_CHAPTERS.values())   # no chapter titles in the library
+    assert list(dict.fromkeys(df["step"])) == list(VW.STEP_NAMES.values())
+    assert all(r.chapter == VW.STEP_CHAPTERS[r.step] and isinstance(r.chapter, int) for r in VW.ledger_rows(W))
+    assert not any(isinstance(v, str) for v in VW.STEP_CHAPTERS.values())   # no chapter titles in the library
 
 
 def test_ledger_changes_with_inputs():
-    a = {r.quantity: r.value for r in W.ledger_rows()}
-    b = {r.quantity: r.value for r in W.replace(n_gpus=2048).ledger_rows()}
+    a = {r.quantity: r.value for r in VW.ledger_rows(W)}
+    b = {r.quantity: r.value for r in VW.ledger_rows(W.replace(n_gpus=2048))}
     assert b["run length at 50 % MFU"] == pytest.approx(a["run length at 50 % MFU"] / 2)
     assert b["training compute, 6ND"] == a["training compute, 6ND"]
 
@@ -349,7 +350,7 @@ def test_ledger_explorer_default_is_the_chapters_walkthrough():
     assert e.render_current() == v.ledger_html(W)                    # same object, same texts, same rounding
     html = e.render_current()
     for key in ("goodput", "bill", "cards", "days", "facility", "energy"):
-        assert W.texts()[key] in html
+        assert VW.texts(W)[key] in html
 
 
 def test_evidence_table_sets_fixed_mfus_beside_published_ones():

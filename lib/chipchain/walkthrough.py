@@ -17,8 +17,8 @@ show both)::
     ('DGX-H100', 989.4, 48)
 
 Each step method computes its numbers with the module that owns the idea (``compute``, ``memory``, ``parallel``,
-``reliability``, ``power``) and returns a frozen record; :meth:`Walkthrough.ledger_rows` collects them, each row
-tagged with the number of the chapter that derives it. When the model or the GPU count changes, the plan is found
+``reliability``, ``power``) and returns a frozen record; :func:`chipchain.views.walkthrough.ledger_rows` turns
+them into the ledger's labelled rows, each tagged with the number of the chapter that derives it. When the model or the GPU count changes, the plan is found
 again by :func:`chipchain.plans.search` (or the steps that need one refuse with the reason)::
 
     >>> seven = w.replace(model="7B")
@@ -34,19 +34,10 @@ from functools import lru_cache
 from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
                models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
-from .units import fmt_percent
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
-           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS",
+           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep",
            "shippable_parts"]
-
-#: the nine steps' names, in order
-STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
-              5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
-              9: "⑨ serving"}
-#: the number of the chapter that derives each step (the chapters' titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
-
 
 def _assumed(name, given):
     """``given``, or the assumption ``name`` of ``data/assumptions.csv`` when it is None."""
@@ -235,19 +226,6 @@ def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
 @lru_cache(maxsize=256)
 def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> ServingStep:
     return _serving_step(hardware.get(acc_name), models.get(model_name), seq, gpus_per_node, price, usable)
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    """One headline number of the ledger: its step, what it is, its SI value and its text, and its chapter."""
-
-    step: int
-    name: str
-    quantity: str
-    value: float
-    text: str
-    chapter: int
-    key: str = ""               #: a short name for the row (what :meth:`Walkthrough.texts` is keyed by)
 
 
 #: the inputs :meth:`Walkthrough.replace` accepts
@@ -643,119 +621,3 @@ class Walkthrough:
         if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
             return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
         return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)
-
-    # --- the whole ledger (chapter 13) --------------------------------------------------------------------------
-    def ledger_rows(self) -> list:
-        """Every step's headline numbers as :class:`LedgerRow` records, computed by the step methods, each with the
-        number of the chapter that derives it (:data:`STEP_CHAPTERS`). Without a plan, steps ④ and ⑤ give one row
-        each with the reason instead of a number.
-
-        >>> rows = Walkthrough().ledger_rows()
-        >>> [r.text for r in rows if r.quantity.startswith("training compute")]
-        ['2.1 × 10²⁴ FLOP']
-        """
-        rows = []
-
-        def add(step, quantity, value, text, key):
-            rows.append(LedgerRow(step, STEP_NAMES[step], quantity, float(value), str(text), STEP_CHAPTERS[step],
-                                  key))
-
-        s1 = self.step1_states()
-        add(1, f"model states at {self.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes),
-            "states")
-        add(1, "…cards whose memory would hold them (rounded up)", s1.cards,
-            f"{s1.cards} × {units.fmt_capacity(s1.card_bytes)}; {s1.cards_worth:.1f} cards' worth", "cards")
-        s2 = self.step2_compute()
-        add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
-        add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
-        add(3, f"effective compute at {fmt_percent(self.mfu, decimals=0)} MFU", self.effective_flops, units.fmt_rate(self.effective_flops),
-            "effective")
-        add(3, f"run length at {fmt_percent(self.mfu, decimals=0)} MFU", self.run_seconds, units.fmt_duration(self.run_seconds), "days")
-        for m, s in self.step3_time().seconds.items():
-            if m != self.mfu:
-                add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
-        if self.plan is None:
-            for step in (4, 5):
-                rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), self.plan_reason,
-                                      STEP_CHAPTERS[step], f"no_plan_{step}"))
-        else:
-            s4 = self.step4_plan()
-            add(4, "plan", s4.plan.n_gpus, str(s4.plan), "plan")
-            add(4, "where the groups sit", len(s4.placement),
-                ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()), "placement")
-            add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle), "idle")
-            s5 = self.step5_memory_per_gpu()
-            add(5, "states per GPU, sharded over all GPUs", s5.states_full_sharding,
-                units.fmt_bytes(s5.states_full_sharding), "states_gpu")
-            add(5, f"states per GPU under the plan (ZeRO-{s4.plan.zero})", s5.states_plan,
-                units.fmt_bytes(s5.states_plan), "states_plan")
-            add(5, "activations per GPU, selective recompute", s5.activations["selective"],
-                units.fmt_bytes(s5.activations["selective"]), "act_sel")
-            add(5, "total per GPU under the plan, against the card", s4.memory_per_gpu,
-                f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_capacity(s5.card_bytes)}: "
-                + ("fits" if s4.fits else "does not fit"), "per_gpu")
-        s6 = self.step6_failures()
-        for attr, label, fmt, key in (("expected_interruptions", "expected interruptions over the run",
-                                       lambda v: f"{v:.0f}", "interruptions"),
-                                      ("mtbf", "mean time between interruptions", units.fmt_duration, "mtbf"),
-                                      ("checkpoint_interval", "checkpoint interval", units.fmt_duration, "interval"),
-                                      ("goodput", "goodput", lambda v: units.fmt_percent(v, 3), "goodput"),
-                                      ("lost_seconds", "time lost to failures", units.fmt_duration, "lost")):
-            v = getattr(s6, attr)
-            add(6, label, v, fmt(v), key)
-        s7 = self.step7_electricity()
-        add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power), "facility")
-        add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
-        add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
-            units.fmt_dollars(round(s7.dollars, -3)), "bill")
-        rent = self.gpu_rent()
-        add(7, f"GPU rent at ${assumptions.value('gpu_rent_per_hour'):g}/GPU-hour, wall clock with failures", rent,
-            units.fmt_dollars(rent), "rent")
-        add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
-        s8 = self.step8_export()
-        for rid, c in s8.classifications.items():
-            add(8, f"{s8.accelerator} under the {rid} rule", float(bool(c.controlled)), c.category, f"export_{rid}")
-        for rid, part in s8.shippable.items():
-            if part is not None:
-                add(8, f"same run on the fastest part the {rid} rule lets through", s8.shippable_days[rid] * DAY,
-                    f"{part}: {units.fmt_duration(s8.shippable_days[rid] * DAY)}", f"shippable_{rid}")
-        try:
-            s9 = self.step9_serving()
-        except ValueError as err:                  # the model does not fit in the largest group of GPUs
-            rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", float("nan"), str(err), STEP_CHAPTERS[9],
-                                  "no_serving"))
-        else:
-            add(9, "GPUs that hold the model for serving", s9.n_gpus,
-                f"{s9.n_gpus} ({s9.n_nodes} node{'s' if s9.n_nodes > 1 else ''})", "serve_gpus")
-            add(9, f"decode throughput at batch {s9.max_batch} (memory-bound ceiling)", s9.tokens_per_second,
-                f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
-            add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
-                "serve_j")
-            add(9, f"cost per million tokens at ${s9.price_per_gpu_hour:g}/GPU-hour", s9.dollars_per_million_tokens,
-                f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
-        rows.sort(key=lambda r: r.step)
-        return rows
-
-    def texts(self) -> dict:
-        """The ledger's texts by row key — the strings the ledger table and the explorer print, so that prose which
-        glues them says exactly what the tables say.
-
-        >>> t = Walkthrough().texts()
-        >>> t["goodput"], t["bill"]
-        ('97.3 %', '$510,000')
-        """
-        return {r.key: r.text for r in self.ledger_rows()}
-
-    def ledger(self):
-        """The whole running example as a pandas DataFrame: one row per headline number, with its step, its
-        formatted value and the number of the chapter that derives it (columns ``step``, ``quantity``, ``value``,
-        ``chapter``).
-
-        >>> df = Walkthrough().ledger()
-        >>> sorted(set(df["step"]))[:3]
-        ['① memory of states', '② compute', '③ time']
-        """
-        import pandas as pd
-
-        return pd.DataFrame([{"step": r.name, "quantity": r.quantity, "value": r.text, "chapter": r.chapter}
-                             for r in self.ledger_rows()])
