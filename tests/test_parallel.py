@@ -74,7 +74,7 @@ def test_the_cluster_decides_the_links():
 
 @pytest.mark.parametrize("plan, n, match", [
     (P.Plan(tp=8, pp=16, dp=4), 1024, "512, but the cluster has 1024"),
-    (P.Plan(tp=5, pp=1, dp=1), 5, "divide the 96 attention heads"),
+    (P.Plan(tp=5, pp=1, dp=1), 5, r"tp \(5\) must divide heads \(96\)"),
     (P.Plan(tp=8, pp=5, dp=1), 40, "must divide the 96"),
     (P.Plan(tp=8, pp=1, dp=1, virtual_stages=2), 8, "needs pipeline parallelism"),
     (P.Plan(tp=8, pp=4, dp=1, virtual_stages=2, microbatches=6), 32, "multiple of pp"),
