@@ -21,18 +21,25 @@ __all__ = ["RECOMPUTE", "check_split", "activation_bytes_per_layer", "activation
 RECOMPUTE = ("none", "selective", "full")
 
 
-def check_split(tp, heads, hidden) -> int:
+def check_split(tp, heads, hidden, model=None) -> int:
     """The one rule for a tensor-parallel split (Shoeybi et al. 2019, §3): ``tp`` must divide the attention heads
-    (each rank holds whole heads) and the hidden size. Returns ``tp``; ``ValueError`` naming the rule otherwise.
+    (each rank holds whole heads) and the hidden size. Returns ``tp``; ``ValueError`` naming the rule (and
+    ``model``, a name, when given) otherwise.
 
     >>> check_split(8, 96, 12288)
     8
+    >>> check_split(5, 96, 12288, "GPT-3-175B")
+    Traceback (most recent call last):
+    ...
+    ValueError: tp (5) must divide heads (96) of GPT-3-175B: tensor parallelism gives each rank whole heads
     """
     t = _check.integer("tp", tp)
+    of = f" of {model}" if model else ""
     if _check.integer("heads", heads) % t:
-        raise ValueError(f"tp ({t}) must divide heads ({heads}): tensor parallelism gives each rank whole heads")
+        raise ValueError(f"tp ({t}) must divide heads ({heads}){of}: tensor parallelism gives each rank whole heads")
     if _check.integer("hidden", hidden) % t:
-        raise ValueError(f"tp ({t}) must divide hidden ({hidden}): tensor parallelism splits the hidden dimension")
+        raise ValueError(f"tp ({t}) must divide hidden ({hidden}){of}: tensor parallelism splits the hidden "
+                         "dimension")
     return t
 
 

@@ -302,7 +302,7 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
     t = _check.integer("tp", tp)
     p = _check.integer("pp", pp)
     s = m.seq if seq is None else _check.integer("seq", seq)
-    activations.check_split(t, m.heads, m.hidden)       # the one tp-divides-heads rule, before any arithmetic
+    activations.check_split(t, m.heads, m.hidden, m.name)      # the one tp-split rule, before any arithmetic
     comps = sharded_state_breakdown(m.params / (t * p), dp, zero, r)
     acts = activations.activation_bytes_per_stage(s, microbatch, m.hidden, m.heads, m.layers, p, t, sequence_parallel,
                                       recompute, microbatches, virtual_stages)

@@ -110,7 +110,7 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     if plan.n_gpus != c.n_gpus:
         raise ValueError(f"tp × pp × dp = {plan.tp} × {plan.pp} × {plan.dp} = {plan.n_gpus}, but the cluster "
                          f"has {c.n_gpus} GPUs")
-    activations.check_split(plan.tp, m.heads, m.hidden)          # the one tp-split rule (and its message)
+    activations.check_split(plan.tp, m.heads, m.hidden, m.name)  # the one tp-split rule (and its message)
     if m.layers % (plan.pp * plan.virtual_stages):
         raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} must divide the {m.layers} "
                          f"layers of {m.name}")
