@@ -14,7 +14,7 @@ import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
 CORE = {"_check", "units", "_data", "_lazy"}
-REGISTRIES = {"hardware", "links", "models", "systems", "devices"}
+REGISTRIES = {"hardware", "links", "models", "systems", "devices", "assumptions", "published_runs"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
 VIEW_MODULES = {"widgets", "plotting", "notebook", "tables"}
 HEAVY = {"pandas", "matplotlib", "ipywidgets"}
@@ -96,6 +96,20 @@ def test_every_module_is_in_a_known_layer():
 def test_imports_go_one_way(mod):
     bad = [f"{mod} (layer {layer(mod)}) imports {t} (layer {layer(t)}) at line {line}"
            for t, _, line in _imports(mod, MODULES[mod]) if layer(t) > layer(mod)]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("mod", sorted(REGISTRIES))
+def test_every_registry_uses_the_one_registry_type(mod):
+    # a registry owns its table through chipchain._data.Registry: one index, names, aliases, nearest-name KeyError
+    # (published_runs rebuilt its index on every get before)
+    assert "_data.Registry(" in MODULES[mod].read_text(encoding="utf-8"), f"{mod} does not use _data.Registry"
+
+
+def test_nothing_imports_labs():
+    # labs/ time the reader's machine (a measurement layer): no library module may depend on them
+    bad = [f"{m} imports {t}" for m, targets in GRAPH.items() if not m.startswith("labs")
+           for t in targets if t.split(".")[0] == "labs"]
     assert not bad, "\n".join(bad)
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chipchain import calibration as cal
+from chipchain import calibration as cal, models
 
 #: id -> (GPU-hours, tokens, accelerators, source) as the sources print them
 PINNED = {
@@ -150,3 +150,14 @@ def test_every_stated_mfu_is_explained_beside_the_implied_one():
             u = cal.implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype)
             assert 0 < u < 1 and r.mfu_convention and r.mfu_note, r.name
             assert u < r.reported_mfu * 1.02, r.name   # no whole run beats its own stated step/peak figure
+
+
+@pytest.mark.parametrize("name", models.names())
+def test_6n_convention_is_the_books_chosen_flop_count_for_every_model(name):
+    # one FLOP convention: calibration's "6N" is compute.FLOPS_PER_PARAM_TOKEN (Kaplan et al. 2020: 2 forward +
+    # 4 backward) per active parameter, for every catalog model, dense or MoE
+    from chipchain import compute
+    m = models.get(name)
+    n = m.active_params if m.is_moe else m.params
+    assert cal.flops_per_token(m, convention="6N") == pytest.approx(compute.FLOPS_PER_PARAM_TOKEN * n, rel=1e-12)
+    assert compute.FLOPS_PER_PARAM_TOKEN == 2 + 4

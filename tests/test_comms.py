@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chipchain import comms, hardware, links, systems
+from chipchain import commbound, comms, hardware, links, memory, systems
 from chipchain.comms import (allgather_time, alltoall_time, dp_scaling_efficiency, hierarchical_allreduce_time,
                              p2p_time, reduce_scatter_time, ring_allreduce_time, simulate_ring_allreduce,
                              tree_allreduce_time)
@@ -373,3 +373,37 @@ def test_cluster_functions_up_to_a_million_gpus(nodes, m, system, algo):
     assert math.isfinite(comms.allreduce_bytes_per_rank(m, n))
     assert time.process_time() - t0 < 1.0
     assert math.isfinite(t) and t >= 0 and 0 < s.efficiency() <= 1
+
+
+
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+def test_dp_step_comm_scales_with_the_recipes_gradient_bytes(recipe):
+    # the all-reduce carries P · g bytes (g from memory.RECIPES): a larger gradient never makes it faster, and
+    # compute does not depend on it
+    base = comms.dp_step_times(7e9, 4e6, "H100", 1024, algorithm="ring")
+    s = comms.dp_step_times(7e9, 4e6, "H100", 1024, recipe=recipe, algorithm="ring")
+    g = memory.recipe(recipe).gradients
+    assert s.compute_seconds == base.compute_seconds
+    assert (s.comm_seconds > base.comm_seconds) == (g > 2) and (s.comm_seconds == base.comm_seconds) == (g == 2)
+
+
+def test_dp_critical_tokens_for_every_recipe():
+    # Austin et al. 2025, per-device batch > C/W: H100 over one NDR port, 16-bit gradients → 19,780 tokens; the
+    # threshold scales with the gradient bytes, so every FP32-gradient recipe (4 B) doubles it
+    base = commbound.dp_critical_tokens(989e12, 50e9)
+    assert round(base) == 19780
+    for r in memory.recipe_names():
+        t = commbound.dp_critical_tokens(989e12, 50e9, recipe=r)
+        assert t / base == pytest.approx(memory.recipe(r).gradients / 2, rel=1e-12)     # rounding only
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1e4), st.floats(0, 1), st.floats(0, 1e4))
+def test_exposed_communication_is_one_definition(comm, overlap, compute):
+    # exposed time lies between (1 − overlap)·T_comm (all the overlap hides) and T_comm (nothing hides), and
+    # dp_scaling_efficiency is compute / (compute + exposed) with the same definition
+    e = comms.exposed_seconds(comm, overlap, compute)
+    assert (1 - overlap) * comm * (1 - 1e-12) <= e <= comm
+    if compute > 0:
+        assert comms.dp_scaling_efficiency(compute, comm, overlap) == pytest.approx(compute / (compute + e),
+                                                                                    rel=1e-12)

@@ -156,3 +156,44 @@ def test_mfu_is_a_fraction_or_an_error(achieved, peak):
             compute.mfu(achieved, peak)
     else:
         assert 0 <= compute.mfu(achieved, peak) <= 1
+
+
+# --- one home for GPU-hours ↔ wall clock and for implied MFU -------------------------------------------------
+
+def test_gpu_hours_and_wall_clock_deepseek_v3():
+    # DeepSeek-AI 2024, Sec. 1: 180 K H800 GPU-hours per trillion tokens is 3.7 days on 2,048 GPUs
+    assert round(compute.seconds_from_gpu_hours(180e3, 2048) / 86400, 1) == 3.7      # the report prints 3.7
+    assert compute.gpu_hours_from_seconds(3.662 * 86400, 2048) == pytest.approx(180e3, rel=1e-3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1e12), st.integers(1, 1_000_000))
+def test_gpu_hours_round_trip(hours, n):
+    # H → T → H is the identity (two roundings, so a few ulps)
+    back = compute.gpu_hours_from_seconds(compute.seconds_from_gpu_hours(hours, n), n)
+    assert back == pytest.approx(hours, rel=1e-12, abs=1e-300)
+
+
+def test_implied_mfu_refuses_one_gpu_hour_for_a_15t_token_run():
+    # issue 27: Llama 3 70B's 15 T tokens in "1 GPU-hour" on H100 would be a utilisation of 1.77 million
+    flops = compute.training_flops(70e9, 15e12)
+    with pytest.raises(ValueError, match=r"gpu_hours \(1\) imply a utilisation of 1\.77e\+06 .*unit slip"):
+        compute.implied_mfu(flops, 1.0, 989.4e12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(1e15, 1e27), st.floats(1e-3, 1e10), st.floats(1e12, 1e16))
+def test_implied_mfu_is_a_fraction_or_refused(flops, hours, peak):
+    # a utilisation is in (0, 1]; anything above is refused by name, never returned
+    try:
+        u = compute.implied_mfu(flops, hours, peak)
+    except ValueError as err:
+        assert "gpu_hours" in str(err) and flops / (hours * 3600 * peak) > 1 - 1e-12
+    else:
+        assert 0 < u <= 1
+
+
+def test_implied_mfu_element_wise():
+    import numpy as np
+    u = compute.implied_mfu(compute.training_flops(np.array([68.98e9, 68.98e9]), 2e12), np.array([1720320, 2 * 1720320]), 312e12)
+    assert u[0] == pytest.approx(0.428, rel=1e-3) and u[1] == pytest.approx(u[0] / 2, rel=1e-12)   # Llama 2 Table 2

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chipchain import compute, economics, hardware, power
+from chipchain import compute, economics, hardware, power, systems
 from chipchain.units import HOUR, YEAR
 
 
@@ -23,9 +23,37 @@ def test_seed002_worked_example():
 def test_seed002_example_reads_the_catalog():
     h100 = hardware.get("H100")
     c = economics.seed002_example()
-    explicit = economics.run_cost(70e9, 10e12, h100, 0.4, 2.0, 0.12, pue=1.4,
+    explicit = economics.run_cost(70e9, 10e12, h100, 0.4, 2.0, 0.12, pue=1.4, host_share=0.0,
                                   peak_flops=h100.peak_flops("bf16"), gpu_power=h100.tdp)
-    assert c == explicit == economics.run_cost(70e9, 10e12, "H100-SXM5", 0.4, 2.0, 0.12, pue=1.4)
+    assert c == explicit == economics.run_cost(70e9, 10e12, "H100-SXM5", 0.4, 2.0, 0.12, pue=1.4, host_share=0.0)
+
+
+def test_run_cost_and_the_walkthrough_price_the_running_example_alike():
+    # one home for a run's electricity (power.electricity): with no stated PUE, price or host share both read the
+    # same data rows (seed 002's PUE 1.4 and $0.12/kWh) and the DGX A100's host share; before, $179 k against $510 k
+    from chipchain.walkthrough import Walkthrough
+    w = Walkthrough().step7_electricity()
+    c = economics.run_cost(175e9, 2e12, "A100", 0.5, 2.0)
+    assert c.electricity_facility == pytest.approx(w.dollars, rel=1e-12)        # two multiplication orders
+    assert (w.pue, w.price_per_kwh) == (power.fact(power.DEFAULT_PUE), power.fact(power.DEFAULT_PRICE)) == (1.4, 0.12)
+
+
+@pytest.mark.parametrize("system", [n.name for n in systems.all_nodes() if n.accelerator is not None])
+def test_electricity_for_every_node(system):
+    # every catalog node: facility energy = PUE · (1 + host / TDP) × the GPUs-only energy (The Green Grid's PUE)
+    node = systems.node(system)
+    acc = node.accelerator
+    try:
+        tdp = acc.require("tdp")
+    except ValueError:
+        pytest.skip(f"{acc.name} has no TDP in the catalog")
+    try:
+        host = power.host_share(node)
+    except KeyError:
+        host = 100.0                                     # no server rating in the catalog: any stated share
+    e = power.electricity(node.gpus_per_node, acc, 86400.0, host_share=host)
+    assert e.energy == pytest.approx(e.pue * (1 + host / tdp) * e.gpu_only_energy, rel=1e-12)
+    assert e.dollars == pytest.approx(e.energy / 3.6e6 * e.price_per_kwh, rel=1e-12)
 
 
 def test_run_cost_agrees_with_compute_and_power():

@@ -197,3 +197,12 @@ def test_fp64_vector_and_tensor_core_are_separate():
     assert hardware.UNIT["fp64"] == hardware.UNIT["fp32"] == "vector" and hardware.UNIT["fp64_tensor"] == "tensor"
     with pytest.raises(ValueError, match="no sparse fp64"):
         hardware.get("H100").peak_flops("fp64", sparse=True)
+
+
+def test_one_bits_table_for_every_dtype():
+    # TF32 is 1 + 8 + 10 = 19 bits of value (NVIDIA A100 whitepaper, "TF32"); hardware.BITS and the export-control
+    # table agree for every precision of the catalog (they were 32 and 19 before)
+    from chipchain import policy
+    assert set(hardware.BITS) == set(hardware.DTYPES)
+    assert all(policy.BITS[d] == hardware.BITS[d] for d in hardware.DTYPES)
+    assert hardware.BITS["tf32"] == 1 + 8 + 10

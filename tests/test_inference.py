@@ -394,3 +394,13 @@ def test_energy_of_a_configuration_that_does_not_fit_is_refused():
     assert not d.fits
     with pytest.raises(ValueError, match="does not fit"):
         inf.energy_per_token(700, d.tokens_per_second)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16", "fp8", "int8", "int4"])
+def test_weight_bytes_one_formula_for_every_model_and_dtype(dtype):
+    # N·b in one place: inference.weight_bytes (a model) is memory.inference_weight_bytes (a count), every model
+    from chipchain import memory, models, units
+    for name in models.names():
+        m = models.get(name)
+        assert inf.weight_bytes(m, dtype) == memory.inference_weight_bytes(m.params, dtype)
+        assert inf.weight_bytes(m, dtype) == pytest.approx(m.params * units.BYTES_PER_ELEMENT[dtype], rel=1e-15)

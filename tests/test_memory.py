@@ -108,17 +108,29 @@ def test_zero_table_1_of_the_paper(params, dp, expected):
     assert got == pytest.approx(list(expected), rel=0.002)
 
 
-def test_zero_agrees_with_sharded_breakdown():
-    for s in range(4):
-        assert sum(M.sharded_state_breakdown(7.5e9, 64, s).values()) == pytest.approx(
-            M.zero_bytes_per_gpu(7.5e9, 64, s))
+@pytest.mark.parametrize("recipe", M.recipe_names())
+def test_zero_bytes_use_every_recipes_own_bytes(recipe):
+    # ZeRO §5 for any recipe: stage 0 keeps all B_total·Ψ; stage 1 shards master + moments; stage 2 also the
+    # gradients; stage 3 everything — so stage 3 is stage 0 over N_d, and stage 0 − stage 1 is (1 − 1/N_d)·K·Ψ
+    r, psi, dp = M.recipe(recipe), 7.5e9, 64
+    z = [M.zero_bytes_per_gpu(psi, dp, s, recipe) for s in range(4)]
+    assert z[0] == pytest.approx(r.total * psi, rel=1e-12)                  # rounding only
+    assert z[0] - z[1] == pytest.approx((1 - 1 / dp) * r.optimizer * psi, rel=1e-9)
+    assert z[1] - z[2] == pytest.approx((1 - 1 / dp) * r.gradients * psi, rel=1e-9)
+    assert z[3] == pytest.approx(z[0] / dp, rel=1e-12)
+
+
+def test_zero_fp32_adam_keeps_4_plus_4_bytes():
+    # FP32 Adam (ZeRO §3.1: 4 + 4 + 8 = 16 B): ZeRO-1 over 64 keeps 8 B of weights and gradients per parameter,
+    # 7.5e9 × (8 + 8/64) = 60.9 GB — the 2 + 2 B figure (31.4 GB) is mixed precision only
+    assert M.zero_bytes_per_gpu(7.5e9, 64, 1, "fp32-adam") / 1e9 == pytest.approx(60.94, rel=1e-3)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(1e6, 1e13), st.integers(1, 100_000), st.floats(0, 20))
-def test_zero_stages_are_ordered(params, dp, k):
+@given(st.floats(1e6, 1e13), st.integers(1, 100_000), st.sampled_from(M.recipe_names()))
+def test_zero_stages_are_ordered(params, dp, recipe):
     # ZeRO-3 ≤ ZeRO-2 ≤ ZeRO-1 ≤ none (BOOK-STANDARD §7), pairwise with a relative tolerance for rounding
-    z = [M.zero_bytes_per_gpu(params, dp, s, k) for s in range(4)]
+    z = [M.zero_bytes_per_gpu(params, dp, s, recipe) for s in range(4)]
     assert all(lower <= higher * (1 + 1e-12) for lower, higher in zip(z[1:], z[:-1]))
 
 
@@ -301,3 +313,19 @@ def test_property_ledger_refuses_a_tp_that_splits_a_head(tp):
             M.ledger(g, tp=tp)
     else:
         assert M.ledger(g, tp=tp, pp=8, dp=8, zero=1).total > 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(card=st.sampled_from(["A100", "H100", "H200", "RTX-4090", "B200", "MI300X"]), share=st.floats(0, 3))
+def test_a_reserve_as_large_as_the_card_is_refused_by_name(card, share):
+    # usable memory is in (0, capacity]: a reserve ≥ the card is refused naming "reserve", never a negative size
+    from chipchain import hardware
+    cap = hardware.get(card).memory_bytes
+    r = share * cap
+    if r < cap:
+        assert 0 < M.usable_capacity(card, r) <= cap
+        assert M.ledger("7B").fits(card, r).capacity == M.usable_capacity(card, r)
+    else:
+        for call in (lambda: M.usable_capacity(card, r), lambda: M.ledger("7B").fits(card, r)):
+            with pytest.raises(ValueError, match=r"^reserve \(.*is not less than the memory of one"):
+                call()

@@ -74,7 +74,7 @@ def test_the_cluster_decides_the_links():
 
 @pytest.mark.parametrize("plan, n, match", [
     (P.Plan(tp=8, pp=16, dp=4), 1024, "512, but the cluster has 1024"),
-    (P.Plan(tp=5, pp=1, dp=1), 5, "divide the 96 attention heads"),
+    (P.Plan(tp=5, pp=1, dp=1), 5, r"tp \(5\) must divide heads \(96\)"),
     (P.Plan(tp=8, pp=5, dp=1), 40, "must divide the 96"),
     (P.Plan(tp=8, pp=1, dp=1, virtual_stages=2), 8, "needs pipeline parallelism"),
     (P.Plan(tp=8, pp=4, dp=1, virtual_stages=2, microbatches=6), 32, "multiple of pp"),
@@ -130,7 +130,7 @@ def test_expert_parallelism():
     (lambda: P.validate(SEED_PLAN, "GPT-4"), KeyError, "nearest known names"),
     (lambda: P.validate(SEED_PLAN, "175B", "DGX-Z100"), KeyError, "DGX-H100"),
     (lambda: P.validate(SEED_PLAN, "175B", systems.cluster("A100", 1024), n_gpus=512), ValueError, "contradicts"),
-    (lambda: P.communication(SEED_PLAN, "175B", grad_bytes_per_param=0), ValueError, "grad_bytes_per_param"),
+    (lambda: P.communication(SEED_PLAN, "175B", recipe="fp33-adam"), KeyError, "recipe"),
     (lambda: P.analyze(SEED_PLAN, "175B", mfu=50), ValueError, "mfu"),
     (lambda: P.analyze(SEED_PLAN, "175B", dp_overlap=-0.1), ValueError, "dp_overlap"),
 ])
@@ -332,3 +332,24 @@ def test_views_draw_from_the_equations():
     assert table["bubble / ideal"].tolist() == [P.bubble_fraction(16, 16), P.bubble_fraction(16, 192)]
     bill = V.communication_table(SEED_PLAN, "175B", "A100")
     assert bill.loc["TP all-reduce", "link"] == "NVLink3"
+
+
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+def test_dp_traffic_uses_every_recipes_gradient_bytes(recipe):
+    # one table of bytes per parameter: the DP all-reduce of the seed plan carries the recipe's gradients
+    # (ring all-reduce: 2(n−1)/n of Ψ/(t·p) · g bytes sent per GPU, Patarasuk & Yuan 2009)
+    g = memory.recipe(recipe).gradients
+    dp = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100", recipe)}
+    base = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
+    kind = next(k for k in dp if k.startswith("DP"))
+    assert dp[kind].sent_bytes == pytest.approx(base[kind].sent_bytes * g / 2.0, rel=1e-12)   # default: 2 B
+
+
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+@pytest.mark.parametrize("dp_overlap", [0.0, 0.7, 1.0])
+def test_search_and_analyze_agree_for_every_recipe_and_overlap(recipe, dp_overlap):
+    # one exposed-communication definition (comms.exposed_seconds) and one state-bytes table in both models
+    for c in plans.search("13B", "A100", 64, recipe=recipe, dp_overlap=dp_overlap, top=8):
+        a = P.analyze(c.plan, "13B", "A100", n_gpus=64, recipe=recipe, dp_overlap=dp_overlap)
+        assert c.memory_bytes == pytest.approx(a.ledger.total, rel=1e-9)      # summation order
+        assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)

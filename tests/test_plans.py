@@ -59,3 +59,11 @@ def test_analyze_at_up_to_a_million_gpus(shape):
     assert time.process_time() - t0 < 1.0
     assert math.isfinite(a.step_seconds) and a.step_seconds > 0
     assert all(math.isfinite(c.seconds) for c in a.comm)
+
+
+@pytest.mark.parametrize("dtype", ["tf32", "bf16", "fp16", "fp8"])
+def test_search_and_analyze_price_a_plan_at_the_same_peak_for_every_dtype(dtype):
+    # one peak: the vectorised search and the scalar analysis agree at each dtype's dense peak (H100 catalog row)
+    for c in plans.search("70B", "H100", 64, top=3, dtype=dtype):
+        a = parallel.analyze(c.plan, "70B", "H100", n_gpus=64, dtype=dtype)
+        assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)       # two summation orders

@@ -170,3 +170,15 @@ def test_every_nvidia_part_with_a_server_design_has_its_own_node():
     generic = {a.name for a in hardware.all_accelerators()
                if a.vendor == "NVIDIA" and systems.node(a).name == systems.GENERIC}
     assert generic <= {"RTX-3090", "RTX-4090"}          # consumer cards: the generic PCIe Gen4 server is right
+
+
+@pytest.mark.parametrize("node", [n.name for n in systems.all_nodes() if n.accelerator is not None])
+def test_a_parts_interconnect_figure_is_its_nodes_intra_link(node):
+    # a part's chip-to-chip figure (accelerators.csv, both directions) is the intra-node link of the node it sits in
+    # (links.csv), and every link's bidirectional figure is twice its per-direction one: one spec, two tables
+    n = systems.node(node)
+    acc, link = n.accelerator, n.intra
+    assert link.bidirectional_bandwidth == pytest.approx(2 * link.bandwidth_per_direction, rel=1e-12)
+    if _data.is_missing(acc.interconnect_bandwidth):
+        pytest.skip(f"{acc.name} has no interconnect figure")
+    assert acc.interconnect_bandwidth == pytest.approx(link.bidirectional_bandwidth, rel=1e-12)

@@ -11,6 +11,7 @@ import pytest
 import chipchain
 from chipchain import checkpoint, comms, datapath, deepseek, landscape, reliability, roofline, units, widgets
 from chipchain.walkthrough import Walkthrough
+from chipchain.views import walkthrough as VW
 
 for info in pkgutil.walk_packages(chipchain.__path__, prefix="chipchain."):
     if not info.name.rsplit(".", 1)[-1].startswith("_"):
@@ -157,7 +158,7 @@ def test_ledger_explorer_is_compact_and_marks_what_moved():
     assert "<table" not in default and "running example:" not in default
     assert default.count("cc-headline") == 1
     other = text(ex.render_at([0, 0, 0, 0]))                         # 7B, 512 GPUs, A100, 30 %
-    assert f"running example: {W.texts()['days']}" in other
+    assert f"running example: {VW.texts(W)['days']}" in other
 
 
 def test_bubble_explorer_varies_what_the_figure_holds_fixed():

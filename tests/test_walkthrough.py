@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from chipchain import (checkpoint, compute, hardware, memory, models, parallel, plans, power, reliability, systems,
                        units, walkthrough as wt)
 from chipchain.walkthrough import Walkthrough
+from chipchain.views import walkthrough as VW
 
 W = Walkthrough()
 DAY = units.DAY
@@ -75,14 +76,14 @@ def test_step1_states_2_8_tb_and_33_cards():
 @settings(max_examples=60, deadline=None)
 @given(x=st.floats(0, 1e7))
 def test_a_count_of_cards_is_never_rounded_down(x):
-    n = wt.cards_needed(x)
-    assert isinstance(n, int) and n >= x * (1 - 1e-9) and n <= int(x) + 1
+    n = units.count_up(x)
+    assert isinstance(n, int) and n >= x * (1 - 1e-12) and (n == 0 or n - 1 < x)   # up, by less than one card
 
 
 def test_no_ledger_count_of_cards_is_rounded_down():
     for w in (W, W.replace(model="70B", accelerator="H100"), W.replace(n_gpus=512)):
         s1 = w.step1_states()
-        row = next(r for r in w.ledger_rows() if r.key == "cards")
+        row = next(r for r in VW.ledger_rows(w) if r.key == "cards")
         assert row.value == s1.cards >= s1.cards_worth and row.text.startswith(f"{s1.cards} × ")
 
 
@@ -101,6 +102,69 @@ def test_step5_2_7_gb_per_gpu():
     s = W.step5_memory_per_gpu()
     assert s.states_full_sharding == pytest.approx(2.734e9, rel=1e-3)   # seed 000 ⑤: "about 2.7 GB"
     assert s.states_plan > s.states_full_sharding                   # ZeRO-1 shards only the optimizer
+
+
+@pytest.mark.parametrize("zero", range(4))
+@pytest.mark.parametrize("recipe", memory.recipe_names())
+def test_step5_states_equal_step4_ledger_for_every_recipe_and_stage(recipe, zero):
+    # one home for state bytes: step ⑤'s "states per GPU under the plan" is the ledger step ④ prices, whatever the
+    # recipe's weight and gradient bytes (the 2 + 2 hard-coded before made fp32-adam 4.10 GB against 6.84 GB)
+    plan = parallel.Plan(tp=8, pp=16, dp=8, zero=zero, microbatches=192, sequence_parallel=True,
+                         recompute="selective")
+    w = Walkthrough(plan=plan, recipe=recipe)
+    s5 = w.step5_memory_per_gpu()
+    a = parallel.analyze(plan, w.model, w.cluster, recipe=recipe)
+    assert s5.states_plan == pytest.approx(a.ledger.states, rel=1e-12)          # same sum, rounding only
+    assert s5.activations[plan.recompute] == pytest.approx(a.ledger.components["activations"], rel=1e-12)
+    r, psi = memory.recipe(recipe), 175e9 / 128                                  # Ψ per TP·PP shard
+    if zero == 0:       # nothing sharded: every byte of the recipe per parameter of the shard
+        assert s5.states_plan == pytest.approx(r.total * psi, rel=1e-12)
+    if zero == 3:       # everything sharded over DP: the states spread over all 1,024 GPUs (ZeRO §5, stage 3)
+        assert s5.states_plan == pytest.approx(s5.states_full_sharding, rel=1e-12)
+
+
+def test_step5_fp32_adam_is_not_the_mixed_precision_figure():
+    # review 2026-12-01 §2: with FP32 weights and gradients (4 + 4 B) the seed plan's ZeRO-1 states are
+    # Ψ/128 · (8 + 8/8) = 12.3 GB, not the 2 + 2 B figure of 7.52 GB
+    plan = W.plan
+    s5 = Walkthrough(plan=plan, recipe="fp32-adam").step5_memory_per_gpu()
+    assert s5.states_plan / 1e9 == pytest.approx(12.30, rel=1e-3)                # 1.3672e9 × 9 = 12.305 GB
+    assert s5.activations["selective"] == pytest.approx(2 * W.step5_memory_per_gpu().activations["selective"],
+                                                        rel=1e-12)                # FP32 activations: 4 B not 2
+
+
+def _dtype_cases():
+    out = []
+    for node in systems.all_nodes():
+        acc = node.accelerator
+        if acc is None:
+            continue
+        for dt in acc.precisions():
+            if hardware.UNIT.get(dt) == "tensor" and dt != "int8":
+                out.append((node.name, dt))
+    return out
+
+
+@pytest.mark.parametrize("system,dtype", _dtype_cases())
+def test_steps_3_and_4_use_one_peak_for_every_part_and_dtype(system, dtype):
+    # one peak per walkthrough: step ④'s compute per step × steps is step ③'s run length (6ND / (n·peak·MFU)),
+    # at every tensor-core dtype of every part with a node; before, step ④ used the BF16 peak whatever the dtype
+    try:
+        w = Walkthrough(system=system, n_gpus=1024, dtype=dtype)
+    except ValueError as err:        # a part too small for 175B has no plan: nothing to compare
+        pytest.skip(str(err))
+    if w.plan is None or w.plan.recompute == "full":
+        pytest.skip("no plan, or full recomputation (8Ψ per token by design)")
+    s4 = w.step4_plan()
+    steps = w.tokens / (w.plan.batch * w.seq)
+    assert s4.compute_seconds * steps == pytest.approx(w.run_seconds, rel=1e-12)   # rounding only
+
+
+def test_fp8_plan_is_priced_at_the_fp8_peak():
+    # H100 FP8 dense 1,979 TFLOP/s is twice BF16's 989.4 (datasheet): the plan's compute per step halves
+    bf, f8 = (Walkthrough(system="DGX-H100", dtype=d) for d in ("bf16", "fp8"))
+    ratio = f8.step4_plan().compute_seconds / bf.step4_plan().compute_seconds
+    assert f8.plan == bf.plan and ratio == pytest.approx(989.4 / 1979.0, rel=1e-9)   # rounding only
 
 
 def test_default_plan_is_the_sources_8_16_8():
@@ -130,7 +194,7 @@ def test_no_plan_refuses_with_one_line_reason():
     assert w.plan is None and "\n" not in w.plan_reason and "fits in" in w.plan_reason
     with pytest.raises(ValueError, match="no plan"):
         w.step4_plan()
-    rows = [r for r in w.ledger_rows() if r.step in (4, 5)]
+    rows = [r for r in VW.ledger_rows(w) if r.step in (4, 5)]
     assert [r.text for r in rows] == [w.plan_reason] * 2
     assert w.step3_time().days[0.5] > 0                              # the steps that need no plan still work
 
@@ -143,7 +207,7 @@ def test_given_plan_is_validated():
 # --- the ledger: every number is the owning module's ----------------------------------------------------------
 
 def test_ledger_numbers_equal_the_owning_modules():
-    rows = {r.quantity: r for r in W.ledger_rows()}
+    rows = {r.quantity: r for r in VW.ledger_rows(W)}
     a100, plan = hardware.get("A100"), W.plan
     flops = compute.training_flops(175e9, 2e12)
     t = compute.training_time(flops, 1024, a100.peak_flops("bf16"), 0.5)
@@ -152,7 +216,9 @@ def test_ledger_numbers_equal_the_owning_modules():
     assert rows["run length at 50 % MFU"].value == pytest.approx(t)
     assert rows["run length at 30 % MFU"].value == pytest.approx(compute.training_time(flops, 1024, 312e12, 0.3))
     assert rows["pipeline bubble (share of the step idle)"].value == parallel.idle_share(16, 192)
-    assert rows["states per GPU under the plan (ZeRO-1)"].value == memory.zero_bytes_per_gpu(175e9 / 128, 8, 1)
+    # ZeRO-1 over DP 8 of Ψ/(TP 8 · PP 16): 2 + 2 bytes of weights and gradients kept, K = 12 sharded (ZeRO §5)
+    assert rows["states per GPU under the plan (ZeRO-1)"].value == pytest.approx(175e9 / 128 * (4 + 12 / 8),
+                                                                                rel=1e-12)  # rounding only
     a = parallel.analyze(plan, "175B", systems.cluster("A100", 1024))
     assert rows["total per GPU under the plan, against the card"].value == a.ledger.total
     rate = reliability.llama3_per_gpu_rate()
@@ -169,7 +235,7 @@ def test_ledger_numbers_equal_the_owning_modules():
 
 
 def test_texts_are_the_ledgers_own_strings_and_rounding():
-    t, rows = W.texts(), W.ledger_rows()
+    t, rows = VW.texts(W), VW.ledger_rows(W)
     assert t == {r.key: r.text for r in rows} and len(t) == len(rows)      # one key per row
     assert t["goodput"] == str(units.fmt_percent(W.step6_failures().goodput, 3))
     assert t["bill"] == str(units.fmt_dollars(round(W.step7_electricity().dollars, -3)))
@@ -188,16 +254,16 @@ def test_evidence_range_from_published_a100_runs():
 
 
 def test_ledger_has_every_step_with_its_chapter_number():
-    df = W.ledger()
+    df = VW.ledger(W)
     assert list(df.columns) == ["step", "quantity", "value", "chapter"]
-    assert list(dict.fromkeys(df["step"])) == list(wt.STEP_NAMES.values())
-    assert all(r.chapter == wt.STEP_CHAPTERS[r.step] and isinstance(r.chapter, int) for r in W.ledger_rows())
-    assert not any(isinstance(v, str) for v in wt.STEP_CHAPTERS.values())   # no chapter titles in the library
+    assert list(dict.fromkeys(df["step"])) == list(VW.STEP_NAMES.values())
+    assert all(r.chapter == VW.STEP_CHAPTERS[r.step] and isinstance(r.chapter, int) for r in VW.ledger_rows(W))
+    assert not any(isinstance(v, str) for v in VW.STEP_CHAPTERS.values())   # no chapter titles in the library
 
 
 def test_ledger_changes_with_inputs():
-    a = {r.quantity: r.value for r in W.ledger_rows()}
-    b = {r.quantity: r.value for r in W.replace(n_gpus=2048).ledger_rows()}
+    a = {r.quantity: r.value for r in VW.ledger_rows(W)}
+    b = {r.quantity: r.value for r in VW.ledger_rows(W.replace(n_gpus=2048))}
     assert b["run length at 50 % MFU"] == pytest.approx(a["run length at 50 % MFU"] / 2)
     assert b["training compute, 6ND"] == a["training compute, 6ND"]
 
@@ -284,7 +350,7 @@ def test_ledger_explorer_default_is_the_chapters_walkthrough():
     assert e.render_current() == v.ledger_html(W)                    # same object, same texts, same rounding
     html = e.render_current()
     for key in ("goodput", "bill", "cards", "days", "facility", "energy"):
-        assert W.texts()[key] in html
+        assert VW.texts(W)[key] in html
 
 
 def test_evidence_table_sets_fixed_mfus_beside_published_ones():

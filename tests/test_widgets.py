@@ -143,13 +143,6 @@ def test_label_column_grows_with_the_longest_description_up_to_a_limit():
     assert short[0] < long[0] <= max(widgets._LABEL_EM)
 
 
-def test_table_helper_html_is_the_book_table():
-    import pandas as pd
-
-    html = widgets.table(pd.DataFrame({"x": [1.0, float("nan")]}), caption="c")
-    assert 'class="cc-table"' in html and "NaN" not in html
-
-
 def test_text_repr_of_a_chart_is_its_alt_text():
     from chipchain import plotting
 

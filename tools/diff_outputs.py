@@ -2,9 +2,9 @@
 
     python tools/diff_outputs.py [--base REV] [chapters/NN_x.ipynb ...]
 
-For each notebook, cells are matched by position among code cells whose source is unchanged, falling back to
-order; each output's plain text (and glued values, and text inside HTML with tags stripped) is compared line by
-line and the differing lines are printed. Used to list every printed number a change moved (closing notes), and to
+For each notebook, the plain text of every code cell's outputs (glued values as ``name = value``, and the text
+inside HTML with tags stripped) is joined in cell order, and the two texts are diffed line by line; the differing
+lines are printed. Used to list every printed number a change moved (closing notes), and to
 check that a refactor moved none.
 """
 from __future__ import annotations

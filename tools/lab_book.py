@@ -38,9 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "lib"))
+from chipchain.notebook import GLUE_PREFIX  # noqa: E402  (one constant: the prefix myst-nb gives undisplayed glue)
 from chipchain.units import space_percent  # noqa: E402  (the book's one rule for "50 %", as the site's glue)
 SOURCES = ("chapters", "labs")
-GLUE_PREFIX = "application/papermill.record/"
 HIDDEN_TAGS = {"remove-cell", "hide-input", "remove-input", "hide-cell"}
 
 _ROLE = re.compile(r"\{(glue|glue:|glue:text|glue:md|glue:any|term|cite:p|cite:t|cite|doc)\}`([^`]*)`")

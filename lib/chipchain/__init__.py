@@ -6,6 +6,36 @@ Every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar);
     >>> import chipchain
     >>> chipchain.hardware.get("H100").memory_bytes     # 80 GiB, in bytes
     85899345920.0
+
+Where things live: each module is one idea, in layers that import one way only (``tests/test_architecture.py``
+enforces it; a module imports only its own layer and those above it in this table). Each quantity has one home
+(bytes of state per parameter: ``memory.RECIPES``; bytes per element: ``units.BYTES_PER_ELEMENT``; FLOPs per token:
+``compute.FLOPS_PER_PARAM_TOKEN``; GPU-hours ↔ wall clock and implied MFU: ``compute``; a run's electricity:
+``power.electricity``; exposed communication: ``comms.exposed_seconds``; a count of cards: ``units.count_up``).
+
+==============  ================================================================================  ==============
+layer           modules                                                                           chapters
+==============  ================================================================================  ==============
+core            ``_check`` (validation), ``_data`` (the one loader, ``Registry``), ``_lazy``,     all
+                ``units`` (constants, formatting, ``count_up``)
+registries      ``hardware`` (accelerators), ``links``, ``models``, ``systems`` (nodes,           all
+                clusters), ``devices`` (edge), ``published_runs`` (training runs),
+                ``assumptions`` (the book's stated assumptions)
+equations       chip: ``roofline``, ``numerics``, ``accumulation``, ``landscape``                 1, 2, 11
+                attention: ``attention``, ``attention_backward``, ``attention_io``                5
+                network: ``comms``, ``collectives``, ``ringsim``, ``commbound``                   1, 3, 4
+                parallelism: ``parallel``, ``schedules``, ``plans``, ``expert_routing``           4, 11
+                memory: ``memory``, ``activations``, ``loss_memory``, ``offload``, ``timeline``   6
+                failures: ``reliability``, ``faults``, ``checkpoint``, ``failsim``                7
+                platform: ``scheduling``, ``datapath``, ``experiments``                           8
+                facility: ``power``, ``economics``, ``policy``                                    9, 10
+                serving: ``inference``, ``serving``, ``serving_latency``, ``moore``               12
+                training: ``compute`` (6ND, GPU-hours, MFU), ``calibration``                      2, 13, 14
+compositions    ``walkthrough`` (the running example), ``deepseek``, ``source_checks``            every, 11, 13
+views           ``views.<topic>`` (one per chapter), ``widgets``, ``plotting``, ``tables``,       every
+                ``notebook`` (glue)
+measurements    ``labs`` (time the reader's machine; nothing imports them)                        labs/
+==============  ================================================================================  ==============
 """
 from __future__ import annotations
 

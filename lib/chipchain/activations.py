@@ -14,11 +14,33 @@ import math
 
 from . import _check
 
-__all__ = ["RECOMPUTE", "activation_bytes_per_layer", "activation_bytes_per_stage", "checkpointed_activation_bytes"]
+__all__ = ["RECOMPUTE", "check_split", "activation_bytes_per_layer", "activation_bytes_per_stage",
+           "checkpointed_activation_bytes"]
 
 #: recomputation choices, from none to the whole layer
 RECOMPUTE = ("none", "selective", "full")
 
+
+def check_split(tp, heads, hidden, model=None) -> int:
+    """The one rule for a tensor-parallel split (Shoeybi et al. 2019, §3): ``tp`` must divide the attention heads
+    (each rank holds whole heads) and the hidden size. Returns ``tp``; ``ValueError`` naming the rule (and
+    ``model``, a name, when given) otherwise.
+
+    >>> check_split(8, 96, 12288)
+    8
+    >>> check_split(5, 96, 12288, "GPT-3-175B")
+    Traceback (most recent call last):
+    ...
+    ValueError: tp (5) must divide heads (96) of GPT-3-175B: tensor parallelism gives each rank whole heads
+    """
+    t = _check.integer("tp", tp)
+    of = f" of {model}" if model else ""
+    if _check.integer("heads", heads) % t:
+        raise ValueError(f"tp ({t}) must divide heads ({heads}){of}: tensor parallelism gives each rank whole heads")
+    if _check.integer("hidden", hidden) % t:
+        raise ValueError(f"tp ({t}) must divide hidden ({hidden}){of}: tensor parallelism splits the hidden "
+                         "dimension")
+    return t
 
 
 def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_parallel=False, recompute="none") -> float:
@@ -52,10 +74,7 @@ def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_paralle
     h = _check.integer("hidden", hidden)
     a = _check.integer("heads", heads)
     t = _check.integer("tp", tp)
-    if a % t:
-        raise ValueError(f"tp ({t}) must divide heads ({a}): tensor parallelism gives each rank whole heads")
-    if h % t:
-        raise ValueError(f"tp ({t}) must divide hidden ({h}): tensor parallelism splits the hidden dimension")
+    check_split(t, a, h)
     _check.flag("sequence_parallel", sequence_parallel)
     rc = _check.choice("recompute", recompute, RECOMPUTE)
     sbh = float(s) * b * h

@@ -2,7 +2,7 @@
 predictor built from the library's own pieces.
 
 The runs are :mod:`chipchain.published_runs` (``data/published_runs.csv``; ``runs``, ``get``, ``names`` and
-``implied_mfu`` are re-exported here): whole runs with GPU-hours, fully specified step configurations with a
+``names`` are re-exported here; :func:`implied_mfu` is this module's): whole runs with GPU-hours, fully specified step configurations with a
 measured time per iteration, and configurations whose schedule is not stated::
 
     >>> r = get("llama2-70b")
@@ -15,9 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, hardware, models, parallel, systems
-from .published_runs import Run, get, implied_mfu, names, runs
-from .units import HOUR
+from . import _check, comms, compute, hardware, models, parallel, systems
+from .published_runs import Run, get, names, runs
 
 __all__ = ["Run", "runs", "get", "names", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
            "rescale_peak", "StepPrediction", "predict_step", "matmul_efficiency", "StepError", "step_errors",
@@ -35,6 +34,25 @@ CONVENTIONS = ("6N", "6N+attention", "hardware-selective", "hardware-full")
 
 
 # --- MFU and its conventions ----------------------------------------------------------------------------------
+
+def implied_mfu(active_params, tokens, gpu_hours, accelerator, dtype="bf16"):
+    """Model FLOP utilisation a run's GPU-hours imply: MFU = 6·N·D / (GPU-hours · 3,600 · peak)
+    (:func:`chipchain.compute.implied_mfu` of :func:`chipchain.compute.training_flops`).
+
+    ``active_params`` N (count; the activated parameters of an MoE model), ``tokens`` D, ``gpu_hours`` (accelerator
+    hours, whatever the paper counts: downtime and restarts included), ``accelerator`` (catalog name or record) at its
+    dense ``dtype`` peak. The 6N convention leaves out attention (see :func:`convert_mfu`). Element-wise; a
+    utilisation above 1 is refused as a unit slip.
+
+    Llama 2 70B (Touvron et al. 2023, Table 2: 1,720,320 A100-hours for 2 T tokens); DeepSeek-V3's 2,664 K H800-hours
+    for 14.8 T tokens against the H800's FP8 dense peak (DeepSeek-AI 2024, Table 1):
+
+    >>> round(implied_mfu(68.98e9, 2e12, 1720320, "A100"), 3), round(implied_mfu(37e9, 14.8e12, 2664e3, "H800", "fp8"), 3)
+    (0.428, 0.173)
+    """
+    peak = hardware.get(accelerator).peak_flops(dtype)
+    return compute.implied_mfu(compute.training_flops(active_params, tokens), gpu_hours, peak)
+
 
 def flops_per_token(model, seq=None, convention="6N+attention") -> float:
     """FLOPs one training token costs under a ``convention`` (:data:`CONVENTIONS`):
@@ -56,7 +74,7 @@ def flops_per_token(model, seq=None, convention="6N+attention") -> float:
     n = m.active_params if m.is_moe else m.params
     attn = 4.0 * m.layers * m.d_attn * s           # forward attention FLOPs per token
     extra = {"6N": -3 * attn, "6N+attention": 0.0, "hardware-selective": attn, "hardware-full": 2 * n + attn}
-    return 6.0 * n + 3 * attn + extra[conv]
+    return compute.FLOPS_PER_PARAM_TOKEN * n + 3 * attn + extra[conv]
 
 
 def convert_mfu(mfu, model, *, seq=None, source="6N+attention", target="6N"):
@@ -150,8 +168,9 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
     rate = c.n_gpus * peak * eta
     bub = parallel.bubble_fraction(p, plan.microbatches, plan.virtual_stages) * hw / rate
     rows = parallel.communication(plan, m, c)
-    ov = _check.probability("dp_overlap", dp_overlap)
-    exposed = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
+    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
+    exposed = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
+        dp_s, _check.probability("dp_overlap", dp_overlap), hw / rate)
     secs = hw / rate + bub + exposed
     return StepPrediction(secs, model_f / rate, (hw - model_f) / rate, bub, exposed, rows,
                           model_f / (secs * c.n_gpus * peak), hw / (secs * c.n_gpus * peak), eta, plan)
@@ -324,9 +343,9 @@ def gpu_hours_errors(fixed_mfu=0.5) -> tuple:
             continue
         u = _median(implied_mfu(x.active_params, x.tokens, x.gpu_hours, x.accelerator, x.dtype)
                               for x in others)
-        flops = 6.0 * r.active_params * r.tokens
+        flops = compute.training_flops(r.active_params, r.tokens)
         peak = r.accelerator.peak_flops(r.dtype)
-        pred, at_fixed = flops / (HOUR * peak * u), flops / (HOUR * peak * fixed)
+        pred, at_fixed = compute.gpu_hours(flops, peak, u), compute.gpu_hours(flops, peak, fixed)
         out.append(HoursError(r.name, r.family, r.accelerator.name, r.gpu_hours, pred, pred / r.gpu_hours - 1, u,
                               at_fixed, at_fixed / r.gpu_hours - 1, tuple(x.name for x in others)))
     return tuple(out)

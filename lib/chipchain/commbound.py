@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _check, hardware, systems
+from . import _check, hardware, memory, systems
 
 __all__ = ["dp_critical_tokens", "fsdp_critical_tokens", "tp_critical_hidden", "pp_critical_depth",
            "ep_critical_ffn", "ring_attention_min_chunk", "Thresholds", "thresholds", "BatchFloor", "batch_floor"]
@@ -43,10 +43,11 @@ def _ring_share(n_ranks) -> float:
     return (_check.integer("n_ranks", n_ranks, minimum=2) - 1) / n_ranks
 
 
-def dp_critical_tokens(peak_flops, bandwidth, n_ranks=None, grad_bytes=2.0) -> float:
+def dp_critical_tokens(peak_flops, bandwidth, n_ranks=None, recipe="mixed-adam") -> float:
     """Tokens per GPU per step above which data parallelism's gradient all-reduce can hide behind the backward pass.
 
-    The ring all-reduce sends 2(n−1)/n · g·Ψ bytes per GPU (g bytes per gradient); the backward pass computes
+    The ring all-reduce sends 2(n−1)/n · g·Ψ bytes per GPU (g bytes per gradient, from ``recipe`` in
+    :data:`chipchain.memory.RECIPES`: 2 for the default); the backward pass computes
     4Ψ·T FLOPs for T tokens. Hidden when 4ΨT/peak ≥ 2(n−1)/n · gΨ/B, i.e.
 
         T ≥ (n − 1)/n · (g/2) · peak / B
@@ -59,7 +60,7 @@ def dp_critical_tokens(peak_flops, bandwidth, n_ranks=None, grad_bytes=2.0) -> f
     >>> round(dp_critical_tokens(312e12, 25e9, n_ranks=2))
     6240
     """
-    g = _check.positive("grad_bytes", grad_bytes)
+    g = memory.recipe(recipe).gradients
     return _ring_share(n_ranks) * g / 2.0 * _ratio(peak_flops, bandwidth)
 
 

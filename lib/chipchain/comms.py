@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, compute, systems
+from . import _check, compute, memory, systems
 from .ringsim import RingAllreduce, simulate_ring_allreduce      # re-exported: the ring that runs
 
 __all__ = [
@@ -225,6 +225,21 @@ def allreduce_bytes_per_rank(nbytes, n_ranks) -> float:
 
 # --- data parallelism -------------------------------------------------------------------------------------------
 
+def exposed_seconds(comm_seconds, overlap=0.0, compute_seconds=None):
+    """The part of a communication that computation does not hide, the one definition of exposed communication:
+    ``T_exposed = T_comm − min(overlap · T_comm, T_compute)`` (no cap when ``compute_seconds`` is None). ``overlap``
+    in [0, 1] is the share that can run during the backward pass (Li et al. 2020); s in and out. Element-wise.
+
+    >>> exposed_seconds(1.0, 0.5), exposed_seconds(1.0, 1.0, compute_seconds=0.25)
+    (0.5, 0.75)
+    """
+    tm = _check.values("comm_seconds", comm_seconds, _check.nonnegative)
+    hidden = _check.values("overlap", overlap, _check.probability) * tm
+    if compute_seconds is not None:
+        hidden = np.minimum(hidden, _check.values("compute_seconds", compute_seconds, _check.nonnegative))
+    return _check.result(tm - hidden)
+
+
 def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
     """Scaling efficiency of data parallelism, speedup / N: ``E = T_compute / (T_compute + T_exposed)``.
 
@@ -246,9 +261,7 @@ def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
     """
     tc = _check.positive("compute_time", compute_time)
     tm = _check.nonnegative("comm_time", comm_time)
-    ov = _check.probability("overlap", overlap)
-    exposed = tm - min(ov * tm, tc)
-    return tc / (tc + exposed)
+    return tc / (tc + exposed_seconds(tm, overlap, tc))
 
 
 # --- collectives on a cluster of nodes -------------------------------------------------------------------------------
@@ -349,11 +362,11 @@ class DPStep:
 
 
 def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_flops=None, mfu=0.4,
-                  grad_bytes_per_param=2.0, algorithm="fastest", efficiency=1.0) -> DPStep:
+                  recipe="mixed-adam", algorithm="fastest", efficiency=1.0) -> DPStep:
     """Compute time and gradient all-reduce time of one data-parallel step with a fixed global batch.
 
     ``T_compute = 6·P·B / (n · peak · MFU)`` (each GPU does 1/n of the 6PB FLOPs of the step) and
-    ``T_comm = all-reduce of P · grad_bytes_per_param`` by :func:`cluster_allreduce_time`. With the global batch
+    ``T_comm = all-reduce of P · g`` (g the gradient bytes of ``recipe``) by :func:`cluster_allreduce_time`. With the global batch
     fixed (it is capped by what the optimiser tolerates), adding GPUs shrinks each GPU's work but not its
     gradient: this is why efficiency falls as GPUs are added. Data parallelism splits the batch by whole sequences,
     so every GPU needs at least one: ``B / n ≥ seq`` (else ``ValueError``: use fewer GPUs, a larger batch or another
@@ -361,8 +374,8 @@ def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_
 
     Args: ``params`` P; ``batch_tokens`` B (tokens per step); ``cluster`` and ``n_gpus`` as
     :func:`cluster_allreduce_time`; ``seq`` tokens per sequence; ``peak_flops`` per GPU (FLOP/s; default the
-    cluster accelerator's BF16 dense peak); ``mfu`` in (0, 1]; ``grad_bytes_per_param`` (2 for BF16/FP16
-    gradients); ``algorithm`` one of :data:`ALGORITHMS` or ``"fastest"`` (:func:`fastest_allreduce`);
+    cluster accelerator's BF16 dense peak); ``mfu`` in (0, 1]; ``recipe`` a name in
+    :data:`chipchain.memory.RECIPES` (2 bytes of BF16/FP16 gradients for the default); ``algorithm`` one of :data:`ALGORITHMS` or ``"fastest"`` (:func:`fastest_allreduce`);
     ``efficiency`` as :func:`cluster_allreduce_time`. Returns a :class:`DPStep` (seconds). Source: 6ND (Kaplan
     et al. 2020); all-reduce as above.
 
@@ -387,7 +400,7 @@ def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_
         peak_flops = node.accelerator.peak_flops("bf16")
     peak = _check.positive("peak_flops", peak_flops)
     u = _check.fraction("mfu", mfu)
-    gb = _check.positive("grad_bytes_per_param", grad_bytes_per_param)
+    gb = memory.recipe(recipe).gradients
     step = compute.training_time(compute.training_flops(p, b), n, peak, u)       # 6ND over this step's tokens
     if algorithm == "fastest":
         algo, t = fastest_allreduce(p * gb, node, n, efficiency)

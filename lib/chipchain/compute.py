@@ -16,23 +16,30 @@ from . import _check
 from .units import HOUR
 
 __all__ = [
-    "training_flops", "megatron_flops_per_iteration", "training_time", "gpu_hours",
-    "gpus_needed", "mfu", "cost", "megatron_training_time",
+    "FLOPS_PER_PARAM_TOKEN", "training_flops", "megatron_flops_per_iteration", "training_time", "gpu_hours",
+    "gpu_hours_from_seconds", "seconds_from_gpu_hours", "gpus_needed", "mfu", "implied_mfu", "cost",
+    "megatron_training_time",
 ]
 
+#: the book's FLOP convention for a training token: 6 FLOPs per parameter, 2 forward + 4 backward (Kaplan et al.
+#: 2020, Sec. 2.1); attention's sequence-length term and recomputation are other conventions
+#: (:data:`chipchain.calibration.CONVENTIONS`)
+FLOPS_PER_PARAM_TOKEN = 6.0
 
-def training_flops(params, tokens, flops_per_param_token=6.0) -> float:
-    """C = k·N·D with k = 6 by default (Kaplan et al. 2020, Sec. 2.1).
 
-    ``params`` N (count), ``tokens`` D (count); result in FLOPs.
+def training_flops(params, tokens, flops_per_param_token=FLOPS_PER_PARAM_TOKEN):
+    """C = k·N·D with k = :data:`FLOPS_PER_PARAM_TOKEN` (6) by default (Kaplan et al. 2020, Sec. 2.1).
+
+    ``params`` N (count), ``tokens`` D (count); result in FLOPs. Element-wise.
 
     >>> training_flops(175e9, 2e12)
     2.1e+24
     >>> training_flops(7e9, 2e12)
     8.4e+22
     """
-    return (_check.positive("flops_per_param_token", flops_per_param_token)
-            * _check.positive("params", params) * _check.positive("tokens", tokens))
+    return _check.result(_check.positive("flops_per_param_token", flops_per_param_token)
+                         * _check.values("params", params, _check.positive)
+                         * _check.values("tokens", tokens, _check.positive))
 
 
 def megatron_flops_per_iteration(batch, seq, layers, hidden, vocab, recompute=True) -> float:
@@ -82,6 +89,30 @@ def gpu_hours(flops, peak_flops, mfu) -> float:
     return c / (_check.positive("peak_flops", peak_flops) * _check.fraction("mfu", mfu)) / HOUR
 
 
+def gpu_hours_from_seconds(seconds, n_gpus):
+    """GPU-hours of ``n_gpus`` GPUs busy for ``seconds`` of wall clock: H = n · T / 3600. Element-wise.
+
+    1,024 GPUs for 152 days (the running example at 50 % MFU) bill 3.74 M GPU-hours:
+
+    >>> round(gpu_hours_from_seconds(152 * 86400, 1024) / 1e6, 2)
+    3.74
+    """
+    t = _check.values("seconds", seconds, _check.nonnegative)
+    return _check.result(_check.values("n_gpus", n_gpus, _check.integer) * t / HOUR)
+
+
+def seconds_from_gpu_hours(gpu_hours, n_gpus):
+    """Wall-clock seconds ``gpu_hours`` take on ``n_gpus`` GPUs: T = H · 3600 / n. Element-wise.
+
+    DeepSeek-V3's 2.664 M pre-training H800-hours on 2,048 GPUs are 54.2 days (DeepSeek-AI 2024, Table 1):
+
+    >>> round(seconds_from_gpu_hours(2664e3, 2048) / 86400, 1)
+    54.2
+    """
+    h = _check.values("gpu_hours", gpu_hours, _check.nonnegative)
+    return _check.result(h * HOUR / _check.values("n_gpus", n_gpus, _check.integer))
+
+
 def gpus_needed(flops, peak_flops, mfu, seconds) -> float:
     """GPUs needed to finish ``flops`` in ``seconds``: n = C / (peak · MFU · T) (not rounded up).
 
@@ -108,6 +139,34 @@ def mfu(achieved_flops, peak_flops) -> float:
     if a > p:
         raise ValueError(f"achieved_flops ({a:g}) cannot exceed peak_flops ({p:g})")
     return a / p
+
+
+def implied_mfu(flops, gpu_hours, peak_flops):
+    """The utilisation a run's billed GPU-hours imply: MFU = C / (H · 3600 · peak). Element-wise.
+
+    ``flops`` C (FLOP, e.g. :func:`training_flops`), ``gpu_hours`` H (accelerator-hours, downtime included),
+    ``peak_flops`` FLOP/s per GPU. A utilisation above 1 is refused: the hours are too few for the work, which is
+    nearly always a unit slip (wall-clock hours or days given as GPU-hours, or thousands of GPU-hours given as
+    GPU-hours). Llama 2 70B, 2 T tokens in 1,720,320 A100-hours (Touvron et al. 2023, Table 2):
+
+    >>> round(implied_mfu(training_flops(68.98e9, 2e12), 1720320, 312e12), 3)
+    0.428
+    >>> implied_mfu(training_flops(68.98e9, 2e12), 1720320 / 2048, 312e12)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: gpu_hours (840) imply a utilisation of 877 (above 1): ... wall-clock hours ...
+    """
+    c = _check.values("flops", flops, _check.positive)
+    h = _check.values("gpu_hours", gpu_hours, _check.positive)
+    u = c / (h * HOUR * _check.values("peak_flops", peak_flops, _check.positive))
+    top = float(u.max()) if getattr(u, "ndim", 0) else float(u)
+    if top > 1:
+        hours = float(h.min()) if getattr(h, "ndim", 0) else float(h)
+        raise ValueError(f"gpu_hours ({hours:.4g}) imply a utilisation of {top:.{3 if top >= 1.001 else 9}g} (above 1): the hours are too "
+                         f"few for {float(c.max()) if getattr(c, 'ndim', 0) else float(c):.3g} FLOP at the peak; "
+                         "likely a unit slip — wall-clock hours (not × n_gpus), days, or thousands of GPU-hours "
+                         "given as GPU-hours")
+    return _check.result(u)
 
 
 def cost(gpu_hours, price_per_gpu_hour) -> float:

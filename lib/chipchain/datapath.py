@@ -13,7 +13,7 @@ import math
 
 from ._lazy import np
 
-from . import _check, models, systems
+from . import _check, compute, models, systems
 
 __all__ = ["sample_lengths", "padding_efficiency", "bucket_efficiency", "pack_ffd", "packing_efficiency",
            "loader_tokens_per_second", "cluster_tokens_per_second", "loader_bytes_per_second"]
@@ -136,7 +136,7 @@ def packing_efficiency(lengths, seq) -> float:
     return float(used.sum() / (used.size * _check.integer("seq", seq)))
 
 
-def loader_tokens_per_second(n_gpus, peak_flops, mfu, params, flops_per_param_token=6.0) -> float:
+def loader_tokens_per_second(n_gpus, peak_flops, mfu, params, flops_per_param_token=compute.FLOPS_PER_PARAM_TOKEN) -> float:
     """Training tokens per second the cluster consumes, which the data loader must sustain:
     r = n · peak · MFU / (6 · N)  (each token costs 6N FLOPs, Kaplan et al. 2020).
 

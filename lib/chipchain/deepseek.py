@@ -5,9 +5,9 @@ a frozen record with its source — :data:`V3` — over the registries' model (`
 accelerator (the H800). The book's arithmetic on it is a set of small functions:
 
 * the GPU-hour ledger (2,664 K + 119 K + 5 K = 2,788 K H800 GPU-hours; $5.576 M at $2 per GPU-hour; Table 1);
-* the implied model FLOPs utilisation from C = 6·N·D with the 37 B *activated* parameters, against the H800's
-  BF16 and FP8 dense peaks from :mod:`chipchain.hardware` (the report does not state an MFU: this is the book's
-  estimate);
+* the achieved FLOP/s per GPU from C = 6·N·D with the 37 B *activated* parameters; the implied utilisation against
+  the H800's BF16 and FP8 dense peaks is :func:`chipchain.calibration.implied_mfu` (the report does not state an
+  MFU: this is the book's estimate);
 * the pipeline bubbles of 1F1B, ZB1P and DualPipe (the report's Table 2, :func:`chipchain.parallel.schedule_bubble`)
   and their memory per device, and, on top of them, the book's own model
   of what exposed communication does to a pipeline (labelled as such);
@@ -18,19 +18,20 @@ accelerator (the H800). The book's arithmetic on it is a set of small functions:
 
 >>> round(gpu_hours_total() / 1e6, 3)
 2.788
->>> round(implied_mfu(V3.active_params, V3.tokens, V3.gpu_hours["pre-training"], "H800", "bf16"), 3)
+>>> from chipchain import calibration
+>>> round(calibration.implied_mfu(V3.active_params, V3.tokens, V3.gpu_hours["pre-training"], "H800", "bf16"), 3)
 0.346
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, compute, hardware, inference, models, parallel, units
-from .units import DAY, HOUR
+from . import _check, assumptions, compute, hardware, inference, models, parallel, units
+from .units import DAY
 
 __all__ = [
     "Run", "V3", "Job", "ScheduleMemory", "KVCompression", "SCHEDULES", "gpu_hours_total", "stage_gpu_hours",
-    "cost_breakdown", "days_per_trillion_tokens", "achieved_flops", "implied_mfu", "job_on", "moe_flops_saving",
+    "cost_breakdown", "days_per_trillion_tokens", "achieved_flops", "job_on", "moe_flops_saving",
     "schedule_memory", "pipeline_efficiency", "fp8_speedup", "mla_compression",
 ]
 
@@ -81,7 +82,7 @@ V3 = Run(
     accelerator="H800",
     n_gpus=2048,
     gpu_hours={"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3},
-    price_per_gpu_hour=2.0,
+    price_per_gpu_hour=assumptions.value("gpu_rent_per_hour"),
     tokens=14.8e12,
     gpu_hours_per_trillion_tokens=180e3,
     plan=parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1),
@@ -152,7 +153,7 @@ def days_per_trillion_tokens(gpu_hours_per_trillion, n_gpus) -> float:
     3.66
     """
     h = _check.positive("gpu_hours_per_trillion", gpu_hours_per_trillion)
-    return h * HOUR / _check.integer("n_gpus", n_gpus) / DAY
+    return compute.seconds_from_gpu_hours(h, _check.integer("n_gpus", n_gpus)) / DAY
 
 
 def achieved_flops(active_params, tokens, gpu_hours) -> float:
@@ -166,21 +167,7 @@ def achieved_flops(active_params, tokens, gpu_hours) -> float:
     342.6
     """
     c = compute.training_flops(active_params, tokens)
-    return c / (_check.positive("gpu_hours", gpu_hours) * HOUR)
-
-
-def implied_mfu(active_params, tokens, gpu_hours, accelerator="H800", dtype="bf16") -> float:
-    """The book's estimate of MFU: 6·N·D / (H · 3600 · peak), peak = dense ``dtype`` peak of ``accelerator``.
-
-    The choice of peak is the whole answer: against the H800's BF16 dense peak (989.4 TFLOP/s, the catalog's
-    estimate for the H800) V3's pre-training ran at about 35 %; against its FP8 dense peak (1,979) at about 17 %.
-    The report states no MFU; these are the book's numbers.
-
-    >>> round(implied_mfu(37e9, 14.8e12, 2664e3, "H800", "fp8"), 3)
-    0.173
-    """
-    peak = hardware.get(accelerator).peak_flops(dtype)
-    return compute.mfu(achieved_flops(active_params, tokens, gpu_hours), peak)
+    return c / compute.seconds_from_gpu_hours(_check.positive("gpu_hours", gpu_hours), 1)
 
 
 @dataclass(frozen=True)
@@ -213,8 +200,8 @@ def job_on(accelerator, achieved_flops, n_gpus, price_per_gpu_hour, active_param
     x = _check.positive("achieved_flops", achieved_flops)
     n = _check.integer("n_gpus", n_gpus)
     c = compute.training_flops(active_params, tokens)
-    hours = c / x / HOUR
-    return Job(acc.name, c, hours, hours * HOUR / n / DAY, compute.cost(hours, price_per_gpu_hour),
+    hours = compute.gpu_hours(c, x, 1.0)            # achieved X is already peak × MFU
+    return Job(acc.name, c, hours, compute.seconds_from_gpu_hours(hours, n) / DAY, compute.cost(hours, price_per_gpu_hour),
                compute.mfu(x, acc.peak_flops("bf16")))
 
 

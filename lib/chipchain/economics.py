@@ -53,30 +53,38 @@ class RunCost:
         return self.rental * (1 - self.ideal_gpu_hours / self.gpu_hours)
 
 
-def run_cost(params, tokens, accelerator, mfu, price_per_gpu_hour, price_per_kwh, pue=1.0, host_share=0.0,
+def run_cost(params, tokens, accelerator, mfu, price_per_gpu_hour, price_per_kwh=None, pue=None, host_share=None,
              dtype="bf16", peak_flops=None, gpu_power=None) -> RunCost:
     """Cost of a training run: ``C = 6ND``, ``GPU-h = C / (peak · MFU) / 3600``, ``$ = GPU-h · price``; electricity
-    ``GPU-h · P · price_kWh`` (GPUs alone) and ``× PUE`` with the host share (facility).
+    (:func:`chipchain.power.electricity`) of the GPUs alone and at the facility, with the host share and PUE.
 
     ``accelerator`` a catalog name or record: its dense peak at ``dtype`` (FLOP/s) and TDP (W), unless
-    ``peak_flops`` or ``gpu_power`` override them. Units: counts, fraction, $/GPU-hour, $/kWh, W. Seed 002's example
-    (70B × 10T tokens on H100 — 989.4 TFLOP/s BF16 dense, 700 W — at 40 % MFU, $2 per GPU-hour, $0.12/kWh,
-    PUE 1.4):
+    ``peak_flops`` or ``gpu_power`` override them. ``host_share`` W per GPU (default: its server's,
+    :func:`chipchain.power.host_share`); ``pue`` and ``price_per_kwh`` $/kWh (default: ``data/energy_facts.csv``'s
+    seed 002 rows, as :func:`chipchain.power.electricity`). Units: counts, fraction, $/GPU-hour, $/kWh, W. So the
+    running example costs what its step ⑦ says; seed 002's example (70B × 10T tokens on H100 — 989.4 TFLOP/s BF16
+    dense, 700 W — at 40 % MFU, $2 per GPU-hour, $0.12/kWh, PUE 1.4, no host share):
 
-    >>> c = run_cost(70e9, 10e12, "H100", 0.4, 2.0, 0.12, pue=1.4)
+    >>> round(run_cost(175e9, 2e12, "A100", 0.5, 2.0).electricity_facility / 1e3)
+    510
+    >>> c = run_cost(70e9, 10e12, "H100", 0.4, 2.0, 0.12, pue=1.4, host_share=0.0)
     >>> f"{c.flops:.2g}", round(c.ideal_gpu_hours / 1e6, 2), round(c.electricity_gpu_only / 1e6, 3)
     ('4.2e+24', 1.18, 0.248)
     """
     acc = hardware.get(accelerator)
     peak = acc.peak_flops(dtype) if peak_flops is None else peak_flops
-    watts = acc if gpu_power is None else gpu_power
+    watts = acc.require("tdp") if gpu_power is None else gpu_power
+    if host_share is None:
+        try:
+            host_share = power.host_share(acc)
+        except KeyError as err:
+            raise ValueError(f"host_share: {err.args[0]}; pass host_share= (W per GPU) explicitly") from None
     flops = compute.training_flops(params, tokens)
     hours = compute.gpu_hours(flops, peak, mfu)
     ideal = compute.gpu_hours(flops, peak, 1.0)
-    gpu_energy = power.run_energy(1, watts, hours * HOUR)
-    fac_energy = power.run_energy(1, watts, hours * HOUR, host_share=host_share, pue=pue)
-    return RunCost(flops, hours, ideal, compute.cost(hours, price_per_gpu_hour), gpu_energy,
-                   power.electricity_cost(gpu_energy, price_per_kwh), power.electricity_cost(fac_energy, price_per_kwh))
+    e = power.electricity(1, watts, compute.seconds_from_gpu_hours(hours, 1), host_share, pue, price_per_kwh)
+    return RunCost(flops, hours, ideal, compute.cost(hours, price_per_gpu_hour), e.gpu_only_energy,
+                   power.electricity_cost(e.gpu_only_energy, e.price_per_kwh), e.dollars)
 
 
 def seed002_example() -> RunCost:
@@ -87,7 +95,8 @@ def seed002_example() -> RunCost:
     >>> round(c.electricity_gpu_only / 1e6, 2), round(c.electricity_facility / 1e6, 2)
     (0.25, 0.35)
     """
-    return run_cost(70e9, 10e12, "H100", 0.4, fact("rent_seed002"), fact("price_seed002"), pue=fact("pue_seed002"))
+    return run_cost(70e9, 10e12, "H100", 0.4, fact("rent_seed002"), fact("price_seed002"), pue=fact("pue_seed002"),
+                    host_share=0.0)
 
 
 @dataclass(frozen=True)

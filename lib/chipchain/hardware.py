@@ -37,8 +37,10 @@ __all__ = ["Accelerator", "DTYPES", "UNIT", "SPARSE_DTYPES", "get", "names", "ca
 
 #: precisions with a peak column in the catalog, widest first (``fp64_tensor``: FP64 on the Tensor Cores)
 DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-#: bit width of each precision (used by export-control arithmetic)
-BITS = {"fp64": 64, "fp64_tensor": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
+#: bit length of the operation at each precision, as export-control arithmetic counts it (:mod:`chipchain.policy`'s
+#: TPP): the bits that carry the value, so TF32 is 19 (1 sign + 8 exponent + 10 mantissa) though it is stored in 32
+#: — a reading of "bit length of the operation", not settled text; storage sizes are units.BYTES_PER_ELEMENT
+BITS = {"fp64": 64, "fp64_tensor": 64, "fp32": 32, "tf32": 19, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8}
 #: which unit each peak is for: "vector" (CUDA cores / SIMD units) or "tensor" (Tensor Cores / matrix engines)
 UNIT = {"fp64": "vector", "fp64_tensor": "tensor", "fp32": "vector", "tf32": "tensor", "bf16": "tensor",
         "fp16": "tensor", "fp8": "tensor", "int8": "tensor"}

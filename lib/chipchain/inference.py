@@ -28,7 +28,7 @@ These equations know nothing about hardware; :mod:`chipchain.serving` places the
 from __future__ import annotations
 
 
-from . import _check, models, roofline, units
+from . import _check, assumptions, memory, models, roofline, units
 
 __all__ = [
     "kv_bytes_per_token", "model_kv_bytes_per_token", "kv_cache_bytes", "weight_bytes", "weights_read_per_step",
@@ -107,7 +107,7 @@ def weight_bytes(model, dtype="bf16") -> float:
     >>> weight_bytes("Llama-2-70B", "int4") / 1e9
     34.49
     """
-    return models.get(model).params * _bytes("dtype", dtype)
+    return memory.inference_weight_bytes(models.get(model).params, dtype)     # the one N·b
 
 
 def weights_read_per_step(model, batch=1, dtype="bf16"):
@@ -246,10 +246,11 @@ def decode_tokens_per_second_bound(bandwidth, weight_bytes, kv_bytes=0.0):
     bw = _check.values("bandwidth", bandwidth, _check.positive)
     return bw / (_check.values("weight_bytes", weight_bytes, _check.positive) + _check.values("kv_bytes", kv_bytes))
 
-def max_batch(memory_bytes, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=0.9) -> int:
+def max_batch(memory_bytes, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=None) -> int:
     """Most sequences of ``context`` tokens whose KV cache fits beside the weights:
     ``floor((f·M − W) / (c·kv))`` (0 if the weights alone do not fit). ``f`` leaves room for activations, the
-    runtime and fragmentation (0.9 by default — an assumption).
+    runtime and fragmentation (default: the assumption ``usable_memory_fraction`` of :mod:`chipchain.assumptions`,
+    0.9).
 
     Llama 3 70B with FP8 weights and a BF16 cache at 4,096 tokens, on one "80 GB" and one "180 GB" card (memory
     sold in binary units: 80 GiB = 85.9 GB, 180 GiB = 193.3 GB):
@@ -259,25 +260,27 @@ def max_batch(memory_bytes, model, context, weight_dtype="bf16", kv_dtype="bf16"
     """
     mem = _check.positive("memory_bytes", memory_bytes)
     c = _check.integer("context", context)
-    f = _check.fraction("usable_fraction", usable_fraction)
+    f = _check.fraction("usable_fraction", assumptions.value("usable_memory_fraction") if usable_fraction is None
+                        else usable_fraction)
     room = f * mem - weight_bytes(model, weight_dtype)
     if room <= 0:
         return 0
     return int(room // (c * model_kv_bytes_per_token(model, kv_dtype)))
 
 
-def largest_model_that_fits(memory_bytes, dtype="int4", usable_fraction=0.75) -> float:
+def largest_model_that_fits(memory_bytes, dtype="int4", usable_fraction=None) -> float:
     """Largest parameter count whose weights fit in ``usable_fraction`` of ``memory_bytes``:
     ``N_max = f·M / b``. On edge devices memory is shared with the operating system and apps, so the default
-    leaves a quarter free (an assumption; the KV cache must also fit in what remains).
+    (the assumption ``edge_usable_memory_fraction`` of :mod:`chipchain.assumptions`, 0.75) leaves a quarter free;
+    the KV cache must also fit in what remains.
 
     8 GB at 4 bits per weight:
 
     >>> largest_model_that_fits(8e9, "int4") / 1e9
     12.0
     """
-    return (_check.positive("memory_bytes", memory_bytes) * _check.fraction("usable_fraction", usable_fraction)
-            / _bytes("dtype", dtype))
+    f = assumptions.value("edge_usable_memory_fraction") if usable_fraction is None else usable_fraction
+    return _check.positive("memory_bytes", memory_bytes) * _check.fraction("usable_fraction", f) / _bytes("dtype", dtype)
 
 
 # --- energy ---------------------------------------------------------------------------------------------------------

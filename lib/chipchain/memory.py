@@ -19,14 +19,13 @@ Conventions: bytes and counts in, bytes out; decimal prefixes (1 GB = 1e9 bytes)
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from . import _check, _data, activations, hardware, models, units
 
 __all__ = [
     "Recipe", "RECIPES", "recipe", "recipe_names", "state_breakdown", "state_bytes", "rule_of_thumb_ledger",
-    "zero_bytes_per_gpu", "sharded_state_breakdown", "Ledger", "Fit", "ledger", "min_gpus", "inference_weight_bytes",
+    "zero_bytes_per_gpu", "sharded_state_breakdown", "Ledger", "Fit", "usable_capacity", "ledger", "min_gpus", "inference_weight_bytes",
 ]
 
 
@@ -191,32 +190,49 @@ def sharded_state_breakdown(params, dp, stage, recipe="mixed-adam") -> dict:
     return {k: v / n if shard[k] else v for k, v in full.items()}
 
 
-def zero_bytes_per_gpu(params, dp, stage, k=12) -> float:
-    """Model-state bytes per GPU under ZeRO (Rajbhandari et al. 2020, Figure 1 and §5):
+def zero_bytes_per_gpu(params, dp, stage, recipe="mixed-adam") -> float:
+    """Model-state bytes per GPU under ZeRO (Rajbhandari et al. 2020, Figure 1 and §5): the sum of
+    :func:`sharded_state_breakdown`, so every recipe's own weight, gradient and optimizer bytes are used.
 
+    For the paper's mixed-precision Adam (2 + 2 bytes of weights and gradients, K = 12 of optimizer):
     stage 0: (2 + 2 + K)Ψ; stage 1: 2Ψ + 2Ψ + KΨ/N_d; stage 2: 2Ψ + (2 + K)Ψ/N_d; stage 3 (and FSDP full sharding):
-    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``stage`` 0–3 or ``"fsdp"``, ``k`` K bytes per
-    parameter of optimizer state (12 for mixed-precision Adam). Result in bytes.
+    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``stage`` 0–3 or ``"fsdp"``, ``recipe`` a name in
+    :data:`RECIPES`. Result in bytes.
 
-    The paper's Figure 1 example, Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
+    The paper's Figure 1 example, Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB; with FP32 Adam
+    (4 + 4 + 8 bytes) ZeRO-1 keeps 60.9 GB, not 31.4:
 
     >>> [round(zero_bytes_per_gpu(7.5e9, 64, s) / 1e9, 1) for s in range(4)]
     [120.0, 31.4, 16.6, 1.9]
+    >>> round(zero_bytes_per_gpu(7.5e9, 64, 1, "fp32-adam") / 1e9, 1)
+    60.9
     """
-    p = _check.positive("params", params)
-    n = _check.integer("dp", dp)
-    s = _stage(stage)
-    kk = _check.nonnegative("k", k)
-    if s == 0:
-        return (2 + 2 + kk) * p
-    if s == 1:
-        return 2 * p + 2 * p + kk * p / n
-    if s == 2:
-        return 2 * p + (2 + kk) * p / n
-    return (2 + 2 + kk) * p / n
+    return sum(sharded_state_breakdown(params, dp, stage, recipe).values())
 
 
 # --- the ledger per GPU ----------------------------------------------------------------------------------------
+
+def usable_capacity(accelerator, reserve=0.0) -> float:
+    """Bytes of a card's memory left for the model: capacity − ``reserve`` (CUDA context, fragmentation; bytes).
+
+    A reserve as large as the card leaves nothing and is refused by name (a fraction or GB given as bytes is the
+    usual slip):
+
+    >>> usable_capacity("A100", 2e9) / 1e9
+    83.89934592
+    >>> usable_capacity("H100", 90e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB (85.9 GB)): nothing would be left for the model; reserve is in bytes
+    """
+    acc = hardware.get(accelerator)
+    cap = acc.require("memory_bytes")
+    r = _check.nonnegative("reserve", reserve)
+    if r >= cap:
+        raise ValueError(f"reserve ({units.fmt_bytes(r)}) is not less than the memory of one {acc.name} "
+                         f"({units.fmt_capacity(cap)}): nothing would be left for the model; reserve is in bytes")
+    return cap - r
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -255,7 +271,7 @@ class Ledger:
         'OOM on H100-SXM by 23 GB'
         """
         acc = hardware.get(accelerator)
-        cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
+        cap = usable_capacity(acc, reserve)
         margin = cap - self.total
         return Fit(margin >= 0, margin, cap, acc.name)
 
@@ -286,8 +302,7 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
     t = _check.integer("tp", tp)
     p = _check.integer("pp", pp)
     s = m.seq if seq is None else _check.integer("seq", seq)
-    if m.heads % t:
-        raise ValueError(f"tp ({t}) must divide the number of heads ({m.heads})")
+    activations.check_split(t, m.heads, m.hidden, m.name)      # the one tp-split rule, before any arithmetic
     comps = sharded_state_breakdown(m.params / (t * p), dp, zero, r)
     acts = activations.activation_bytes_per_stage(s, microbatch, m.hidden, m.heads, m.layers, p, t, sequence_parallel,
                                       recompute, microbatches, virtual_stages)
@@ -296,9 +311,11 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
 
 
 def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:
-    """Fewest cards whose memory holds ``total_bytes`` when everything is fully sharded: ⌈M / (f·C)⌉.
+    """Fewest cards whose memory holds ``total_bytes`` when everything is fully sharded: ⌈M / (f·C)⌉, at least 1,
+    rounded up by the one rule for a count of parts (:func:`chipchain.units.count_up`).
 
-    A lower bound: it assumes perfect sharding and ignores activations unless they are in ``total_bytes``.
+    A lower bound: it assumes perfect sharding and ignores activations unless they are in ``total_bytes``;
+    ``usable_fraction`` f of the card (1 by default: the states alone, no runtime headroom).
 
     >>> min_gpus(112e9, 24e9), min_gpus(112e9, 80e9)
     (5, 2)
@@ -306,12 +323,12 @@ def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:
     m = _check.nonnegative("total_bytes", total_bytes)
     c = _check.positive("capacity", capacity)
     f = _check.fraction("usable_fraction", usable_fraction)
-    return max(1, math.ceil(m / (c * f) - 1e-12))
+    return max(1, units.count_up(m / (c * f)))
 
 
 def inference_weight_bytes(params, dtype="bf16") -> float:
     """Weights for inference: Ψ × bytes per element of ``dtype`` ("fp16", "bf16", "int8", "int4", …); the KV cache
-    and runtime buffers come on top.
+    and runtime buffers come on top. The one home of N·b (:func:`chipchain.inference.weight_bytes` takes a model).
 
     >>> inference_weight_bytes(70e9, "int4") / 1e9
     35.0

@@ -10,8 +10,9 @@ Ranks are laid out TP innermost, then PP, then DP outermost (the order Llama 3 u
 "8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
 node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
 :class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
-is the one home of pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`);
-the plan search is :mod:`chipchain.plans`, tables and explorers :mod:`chipchain.views.parallel`.
+holds the pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`), which
+:mod:`chipchain.schedules` reuses (adding ZB-H2); the plan search is :mod:`chipchain.plans`, views
+:mod:`chipchain.views.parallel`.
 
 >>> p = Plan(tp=8, pp=16, dp=8, microbatches=64)
 >>> p.n_gpus, round(bubble_fraction(16, 64), 4)
@@ -30,7 +31,7 @@ from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
            "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
-           "analyze"]
+           "step_compute_seconds", "analyze"]
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,7 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     if plan.n_gpus != c.n_gpus:
         raise ValueError(f"tp × pp × dp = {plan.tp} × {plan.pp} × {plan.dp} = {plan.n_gpus}, but the cluster "
                          f"has {c.n_gpus} GPUs")
-    if m.heads % plan.tp:
-        raise ValueError(f"tp = {plan.tp} must divide the {m.heads} attention heads of {m.name}")
+    activations.check_split(plan.tp, m.heads, m.hidden, m.name)  # the one tp-split rule (and its message)
     if m.layers % (plan.pp * plan.virtual_stages):
         raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} must divide the {m.layers} "
                          f"layers of {m.name}")
@@ -283,7 +283,7 @@ class CommRow:
     seconds: float
 
 
-def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -> tuple:
+def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
     placement on ``cluster`` dictates (its intra-node link inside a node, its inter-node link across nodes;
     per-direction bandwidth).
@@ -293,7 +293,7 @@ def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -
       of the same total, Korthikanti et al. 2022 §4.2.2).
     * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·s·h elements,
       split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
-    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``grad_bytes_per_param`` each): a ring all-reduce (2Ψ
+    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``recipe``'s gradient bytes each): a ring all-reduce (2Ψ
       bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter
       and two all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
     * **EP** (mixture-of-experts models): 4 all-to-alls per layer per micro-batch (dispatch and combine, forward and
@@ -326,7 +326,7 @@ def communication(plan: Plan, model, cluster="A100", grad_bytes_per_param=2.0) -
                             count * (plan.ep - 1) / plan.ep * msg,
                             count * comms.alltoall_time(msg, plan.ep, ln.bandwidth_per_direction, ln.latency)))
     if plan.dp > 1:
-        grads = _check.positive("grad_bytes_per_param", grad_bytes_per_param) * m.params / (plan.tp * plan.pp)
+        grads = memory.recipe(recipe).gradients * m.params / (plan.tp * plan.pp)
         ln = where.dp.link
         bw, lat, d = ln.bandwidth_per_direction, ln.latency, plan.dp
         if plan.zero == 3:
@@ -382,18 +382,18 @@ def step_compute_seconds(plan: Plan, model, peak_flops, mfu) -> float:
     20.68
     """
     m = models.get(model)
-    per_token = 8.0 if plan.recompute == "full" else 6.0
+    per_token = compute.FLOPS_PER_PARAM_TOKEN + (2.0 if plan.recompute == "full" else 0.0)   # + one forward
     flops = compute.training_flops(m.params, plan.batch * m.seq, flops_per_param_token=per_token)
     return compute.training_time(flops, plan.n_gpus, peak_flops, mfu)
 
 
 def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-            reserve=0.0) -> Analysis:
+            reserve=0.0, dtype="bf16", peak_flops=None) -> Analysis:
     """Validate ``plan`` on ``cluster`` (as :func:`validate`) and estimate its memory per GPU, traffic and step time.
 
-    Step time = compute × (1 + bubble) + TP time + PP time + (1 − ``dp_overlap``) × DP time, where compute is
-    :func:`step_compute_seconds` at the cluster accelerator's BF16 dense peak and ``mfu``. An estimate: it ignores
-    overlap of TP and PP traffic with compute and the embedding layers.
+    Step time = compute × (1 + bubble) + TP + PP time + exposed DP time (:func:`chipchain.comms.exposed_seconds`,
+    ``dp_overlap``); compute is :func:`step_compute_seconds` at ``peak_flops`` (None: the dense peak at ``dtype``)
+    and ``mfu``. An estimate: it ignores overlap of TP and PP traffic with compute and the embedding layers.
 
     >>> a = analyze(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True,
     ...                  recompute="selective"), "175B", "A100", n_gpus=1024)
@@ -407,11 +407,13 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
                       zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
     fit = L.fits(c.accelerator, reserve)
-    rows = communication(plan, m, c, memory.recipe(recipe).gradients)
+    rows = communication(plan, m, c, recipe)
     bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
-    comp = step_compute_seconds(plan, m, c.accelerator.peak_flops("bf16"), mfu)
-    ov = _check.probability("dp_overlap", dp_overlap)
-    comm_s = sum(r.seconds * ((1 - ov) if r.kind.startswith("DP") else 1.0) for r in rows)
+    peak = c.accelerator.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
+    comp = step_compute_seconds(plan, m, peak, mfu)
+    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
+    comm_s = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
+        dp_s, _check.probability("dp_overlap", dp_overlap), comp)
     return Analysis(plan, L, fit, placement(plan, c), rows, bub,
                     idle_share(plan.pp, plan.microbatches, plan.virtual_stages), comp, comp * (1 + bub) + comm_s,
                     warnings)

@@ -2,8 +2,10 @@
 fastest for a model on a cluster, among those that fit in memory.
 
 The search enumerates every valid plan (:func:`chipchain.parallel.validate`'s rules) and prices all of them at once
-with NumPy arrays, using the formulas of :func:`chipchain.memory.ledger` and :func:`chipchain.parallel.analyze` (the
-tests check that every plan it returns agrees with the scalar model).
+with NumPy arrays: it re-derives the formulas of :func:`chipchain.memory.ledger` and
+:func:`chipchain.parallel.analyze` element-wise, sharing their tables (``memory.RECIPES``), peak, FLOP convention
+and exposed communication (:func:`chipchain.comms.exposed_seconds`); the tests check that the plans it returns
+agree with the scalar model for every recipe.
 
 >>> best = search("175B", "A100", 1024)[0]
 >>> str(best.plan), best.plan.recompute
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, activations, memory, models, parallel, systems, units
+from . import _check, activations, comms, memory, models, parallel, systems, units
+from . import compute as compute_mod
 
 __all__ = ["Candidate", "search"]
 
@@ -37,10 +40,12 @@ def _divisors(n: int) -> list:
 
 
 def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False) -> list:
+           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False, dtype="bf16",
+           peak_flops=None) -> list:
     """Every valid plan for ``model`` on ``cluster`` (a :class:`~chipchain.systems.Cluster`, or a node or accelerator
     name with ``n_gpus``) at ``batch`` sequences per step, minus those that do not fit in memory, ranked by the
-    estimated step time of :func:`chipchain.parallel.analyze` (fastest first); ``top`` are returned as
+    estimated step time of :func:`chipchain.parallel.analyze` at the same ``dtype`` / ``peak_flops`` (fastest
+    first); ``top`` are returned as
     :class:`Candidate` records.
 
     Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
@@ -66,9 +71,9 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     r = memory.recipe(recipe)
     mfu = _check.fraction("mfu", mfu)
     ov = _check.probability("dp_overlap", dp_overlap)
-    cap = acc.require("memory_bytes") - _check.nonnegative("reserve", reserve)
+    cap = memory.usable_capacity(acc, reserve)
     intra, inter = c.intra, c.inter
-    peak = acc.peak_flops("bf16")
+    peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
 
     rows = []
@@ -107,7 +112,8 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     total = states + acts
     ok = total <= cap
     # time: compute with the bubble, plus TP, PP and DP traffic (communication())
-    compute = 6.0 * m.params * B * m.seq * np.where(rc == 2, 8.0 / 6.0, 1.0) / (n * peak * mfu)
+    k = compute_mod.FLOPS_PER_PARAM_TOKEN + np.where(rc == 2, 2.0, 0.0)       # full recompute: one more forward
+    compute = compute_mod.training_flops(m.params, B * m.seq, 1.0) * k / (n * peak * mfu)
     bubble = parallel.bubble_fraction(pp, mb)
 
     def link_of(size, stride):
@@ -126,7 +132,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     grads = r.gradients * psi
     one = (dp - 1) / dp * grads / bw + (dp - 1) * lat
     dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
-    step = compute * (1 + bubble) + tp_t + pp_t + (1 - ov) * dp_t
+    step = compute * (1 + bubble) + tp_t + pp_t + comms.exposed_seconds(dp_t, ov, compute)
     idx = np.flatnonzero(ok)
     if not idx.size:
         i = int(np.argmin(total))

@@ -32,7 +32,8 @@ from .units import kWh
 
 __all__ = [
     "fact", "accelerator_power", "host_share", "host_share_from_system", "it_power", "facility_power",
-    "accelerators_supported", "run_energy", "electricity_cost", "emissions", "household_years",
+    "accelerators_supported", "run_energy", "electricity_cost", "Electricity", "electricity", "DEFAULT_PUE",
+    "DEFAULT_PRICE", "emissions", "household_years",
     "peak_efficiency", "realised_efficiency", "RunEnergy", "run_ledger",
     "water_use", "power_swing", "measured_power_fraction",
 ]
@@ -186,6 +187,47 @@ def electricity_cost(energy, price_per_kwh):
     360000
     """
     return _check.values("energy", energy) / kWh * _check.values("price_per_kwh", price_per_kwh)
+
+
+#: the rows of ``data/energy_facts.csv`` that give a run's PUE and electricity price when none is stated: seed 002's
+#: assumptions (PUE 1.4; $0.12/kWh, nearer a US commercial than an industrial rate)
+DEFAULT_PUE, DEFAULT_PRICE = "pue_seed002", "price_seed002"
+
+
+@dataclass(frozen=True)
+class Electricity:
+    """A run's electricity: facility power (W), energy at the meter and of the GPUs alone (J), the bill ($), and
+    the assumptions that produce them (host share W per GPU, PUE, $/kWh)."""
+
+    facility_power: float
+    energy: float
+    gpu_only_energy: float      #: J of the accelerators alone at their rated power, no host share, PUE 1
+    dollars: float
+    host_share: float
+    pue: float
+    price_per_kwh: float
+
+
+def electricity(n_gpus, gpu_power, seconds, host_share=0.0, pue=None, price_per_kwh=None) -> Electricity:
+    """The electricity of a run and its bill, the one home of both: ``P_fac = PUE · n · (P_acc + P_host)``,
+    ``E = P_fac · T``, ``$ = E[kWh] · price``.
+
+    ``n_gpus`` count; ``gpu_power`` W (or an accelerator name: its TDP); ``seconds`` T; ``host_share`` W per GPU;
+    ``pue`` and ``price_per_kwh`` ($/kWh) default to the rows :data:`DEFAULT_PUE` and :data:`DEFAULT_PRICE` of
+    ``data/energy_facts.csv`` (seed 002's 1.4 and $0.12). The running example's 1,024 A100 at 400 W with the DGX
+    A100's 412.5 W host share for 152 days (at 50 % MFU):
+
+    >>> e = electricity(1024, 400, 152.3 * 86400, host_share=412.5)
+    >>> e.pue, e.price_per_kwh, round(e.dollars / 1e3)
+    (1.4, 0.12, 511)
+    """
+    p = fact(DEFAULT_PUE) if pue is None else pue
+    price = fact(DEFAULT_PRICE) if price_per_kwh is None else _check.nonnegative("price_per_kwh", price_per_kwh)
+    host = _check.nonnegative("host_share", host_share)
+    energy = run_energy(n_gpus, gpu_power, seconds, host_share=host, pue=p)
+    gpu_only = run_energy(n_gpus, gpu_power, seconds)
+    return Electricity(float(facility_power(n_gpus, gpu_power, host, p)), float(energy), float(gpu_only),
+                       float(electricity_cost(energy, price)), float(host), float(p), float(price))
 
 
 def emissions(energy, kg_co2_per_kwh):

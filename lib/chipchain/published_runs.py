@@ -1,5 +1,5 @@
-"""Published training runs: one record per run or configuration in ``data/published_runs.csv``, and the model FLOP
-utilisation a run's GPU-hours imply.
+"""Published training runs: one record per run or configuration in ``data/published_runs.csv`` (the utilisation a
+run's GPU-hours imply is :func:`chipchain.calibration.implied_mfu`).
 
 Each row has its source with the table or section, a tier (A: every input and target stated in a primary source;
 B: something assumed, rounded or not re-read) and a caveat column that flags circular figures. ``kind`` is ``run``
@@ -7,18 +7,16 @@ B: something assumed, rounded or not re-read) and a caveat column that flags cir
 or ``config`` (a configuration whose schedule is not stated)::
 
     >>> r = get("llama2-70b")
-    >>> r.tier, r.accelerator.name, round(implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator), 3)
-    ('A', 'A100-SXM-80GB', 0.428)
+    >>> r.tier, r.accelerator.name, r.gpu_hours
+    ('A', 'A100-SXM-80GB', 1720320.0)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from . import _check, _data, hardware, models
-from .units import HOUR
 
-__all__ = ["Run", "runs", "get", "names", "implied_mfu"]
+__all__ = ["Run", "RUNS", "runs", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -54,18 +52,25 @@ class Run(_data.Record):
 
     @property
     def fully_specified(self) -> bool:
-        """A step row with a measured time and every input :func:`predict_step` needs."""
+        """A step row with a measured time and every input :func:`chipchain.calibration.predict_step` needs."""
         return self.kind == "step" and self.step_seconds is not None and self.model is not None
 
 
+def _value(text: str):
+    """A shape cell's value: ``true``/``false`` (a flag such as ``tied_embeddings``) or a whole number."""
+    low = text.strip().lower()
+    return {"true": True, "false": False}[low] if low in ("true", "false") else int(text)
+
+
 def _model(cell: str):
+    """The ``model`` cell: a catalog name, or an inline shape ``name=…;layers=…;…;tied_embeddings=true``."""
     if not cell:
         return None
     if "=" not in cell:
         return models.get(cell)
     kv = dict(p.split("=") for p in cell.split(";"))
     name = kv.pop("name")
-    return models.custom(name=name, **{k: int(v) for k, v in kv.items()})
+    return models.custom(name=name, **{k: _value(v) for k, v in kv.items()})
 
 
 def _row(row: dict) -> Run:
@@ -84,42 +89,28 @@ def _row(row: dict) -> Run:
                row["bibkey"], row["checked"], row["source"])
 
 
-@lru_cache(maxsize=None)
+def _build():
+    return (_row(r) for r in _data.rows("published_runs.csv"))
+
+
+#: every row of ``data/published_runs.csv``, looked up by id (``KeyError`` with the nearest ids for an unknown one)
+RUNS = _data.Registry("published run", Run, _build, argument="name")
+
+
 def runs() -> tuple:
     """Every row of ``data/published_runs.csv`` as a :class:`Run`, in file order."""
-    return tuple(_row(r) for r in _data.rows("published_runs.csv"))
+    return tuple(RUNS.all())
 
 
 def get(name) -> Run:
-    """One run by its id; ``KeyError`` with the nearest ids for an unknown one.
+    """One run by its id (a :class:`Run` passes through); ``KeyError`` with the nearest ids for an unknown one.
 
     >>> get("palm-540b").n_gpus
     6144
     """
-    if isinstance(name, Run):
-        return name
-    return _check.lookup({_check.key(r.name): r for r in runs()}, name, "published run", "name")
+    return RUNS.get(name)
 
 
 def names() -> list:
     """The ids of every published run."""
-    return [r.name for r in runs()]
-
-
-def implied_mfu(active_params, tokens, gpu_hours, accelerator, dtype="bf16"):
-    """Model FLOP utilisation a run's GPU-hours imply: MFU = 6·N·D / (GPU-hours · 3,600 · peak).
-
-    ``active_params`` N (count; the activated parameters of an MoE model), ``tokens`` D, ``gpu_hours`` (accelerator
-    hours, whatever the paper counts: downtime and restarts included), ``accelerator`` (catalog name or record) at its
-    dense ``dtype`` peak. The 6N convention leaves out attention (see :func:`convert_mfu`). Element-wise.
-
-    Llama 2 70B (Touvron et al. 2023, Table 2: 1,720,320 A100-hours for 2 T tokens):
-
-    >>> round(implied_mfu(68.98e9, 2e12, 1720320, "A100"), 3)
-    0.428
-    """
-    n = _check.values("active_params", active_params, _check.positive)
-    d = _check.values("tokens", tokens, _check.positive)
-    h = _check.values("gpu_hours", gpu_hours, _check.positive)
-    peak = hardware.get(accelerator).peak_flops(dtype)
-    return _check.result(6.0 * n * d / (h * HOUR * peak))
+    return RUNS.names()

@@ -44,10 +44,8 @@ def bubble(schedule, pp, virtual_stages=1, f=1.0, b=2.0, w=1.0) -> float:
     f, b, w = _times(f, b, w)
     if p == 1:
         return 0.0
-    if s == "1F1B":
-        return (p - 1) * (f + b)
-    if s == "interleaved":
-        return (p - 1) * (f + b) / v
+    if s in ("1F1B", "interleaved"):                 # parallel's 1F1B bubble, split over v chunks when interleaved
+        return parallel.schedule_bubble("1F1B", p, f, b, w) / (v if s == "interleaved" else 1)
     if s == "ZB-H1":
         return parallel.schedule_bubble("ZB1P", p, f, b, w)
     return max(0.0, (p - 1) * (f + b - 3 * w))

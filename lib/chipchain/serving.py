@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _check, hardware, models, roofline, units
+from . import _check, assumptions, hardware, models, roofline, units
 from .inference import (decode_bytes, decode_flops, decode_intensity, memory_needed, prefill_bytes, prefill_flops,
                         prefill_intensity)
 
@@ -238,10 +238,11 @@ def prefill_critical_tokens(accelerator, model, batch=1, weight_dtype="bf16", kv
 
 
 def gpus_to_hold(accelerator, model, context, batch=1, weight_dtype="bf16", kv_dtype="bf16",
-                 usable_fraction=0.9, choices=(1, 2, 4, 8, 16, 32, 64)) -> int:
+                 usable_fraction=None, choices=(1, 2, 4, 8, 16, 32, 64)) -> int:
     """Fewest GPUs among ``choices`` whose memory (× ``usable_fraction``) holds the weights and the KV cache of
-    ``batch`` sequences of ``context`` tokens (:func:`memory_needed`). ``ValueError`` if even the largest choice is
-    too small.
+    ``batch`` sequences of ``context`` tokens (:func:`memory_needed`); ``usable_fraction`` defaults to the
+    assumption ``usable_memory_fraction`` (:mod:`chipchain.assumptions`, 0.9). ``ValueError`` if even the largest
+    choice is too small.
 
     The running example in BF16 at 2,048 tokens: 350 GB of weights need 8 A100-80GB (4 hold only 309 GB usable):
 
@@ -250,7 +251,8 @@ def gpus_to_hold(accelerator, model, context, batch=1, weight_dtype="bf16", kv_d
     """
     acc = hardware.get(accelerator)
     m = models.get(model)
-    f = _check.fraction("usable_fraction", usable_fraction)
+    f = _check.fraction("usable_fraction", assumptions.value("usable_memory_fraction") if usable_fraction is None
+                        else usable_fraction)
     need = memory_needed(m, _check.integer("context", context), _check.integer("batch", batch), weight_dtype,
                          kv_dtype)
     per = acc.require("memory_bytes") * f

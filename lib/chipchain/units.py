@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-from . import _check, _data
+from . import _check
 
 # --- decimal prefixes -------------------------------------------------------------------------------------------
 KILO, MEGA, GIGA, TERA, PETA, EXA = 1e3, 1e6, 1e9, 1e12, 1e15, 1e18
@@ -37,6 +37,19 @@ MWh, GWh = 1e3 * kWh, 1e6 * kWh
 
 #: bytes per element for the number formats the book uses
 BYTES_PER_ELEMENT = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+
+def count_up(cards_worth) -> int:
+    """The whole number of cards (or GPUs, or nodes) a fractional requirement needs: rounded *up*, never down, with a
+    relative tolerance of 1e-12 (some 4,500 ulps) for floating-point noise — 2.8e12 / 80e9 is 35, not 36 — small
+    enough that no real fraction of a card is dropped even at 10⁷ cards. The one rounding rule for a
+    count of parts (:func:`chipchain.memory.min_gpus`, the walkthrough's cards and nodes).
+
+    >>> count_up(32.6), count_up(35.0), count_up(35 * (1 + 1e-15)), count_up(35.0001)
+    (33, 35, 35, 36)
+    """
+    v = _check.nonnegative("cards_worth", cards_worth)
+    return math.ceil(v * (1 - 1e-12))
 
 
 class Text(str):
@@ -93,15 +106,15 @@ def stable(value, digits: int = STABLE_DIGITS):
 
 
 def _figure(value):
-    """``value``, unless it is a catalog figure the row lacks (:class:`~chipchain._data.Missing`): then the
+    """``value``, unless it is a catalog figure the row lacks (:class:`~chipchain._check.Missing`): then the
     ``ValueError`` that names the part and the field, rather than "must be a real number".
 
-    >>> fmt_number(_data.Missing("B200", "sms"))
+    >>> fmt_number(_check.Missing("B200", "sms"))
     Traceback (most recent call last):
     ...
     ValueError: B200 has no 'sms' figure in the catalog
     """
-    if isinstance(value, _data.Missing):
+    if isinstance(value, _check.Missing):
         raise value.error()
     # format what every machine computes alike: a figure one ulp either side of a rounding boundary would
     # otherwise print differently on another CPU

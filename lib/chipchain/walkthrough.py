@@ -17,8 +17,8 @@ show both)::
     ('DGX-H100', 989.4, 48)
 
 Each step method computes its numbers with the module that owns the idea (``compute``, ``memory``, ``parallel``,
-``reliability``, ``power``) and returns a frozen record; :meth:`Walkthrough.ledger_rows` collects them, each row
-tagged with the number of the chapter that derives it. When the model or the GPU count changes, the plan is found
+``reliability``, ``power``) and returns a frozen record; :func:`chipchain.views.walkthrough.ledger_rows` turns
+them into the ledger's labelled rows, each tagged with the number of the chapter that derives it. When the model or the GPU count changes, the plan is found
 again by :func:`chipchain.plans.search` (or the steps that need one refuse with the reason)::
 
     >>> seven = w.replace(model="7B")
@@ -27,37 +27,21 @@ again by :func:`chipchain.plans.search` (or the steps that need one refuse with 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from functools import lru_cache
 
-from . import (_check, activations, calibration, checkpoint, compute, hardware, inference, memory, models, parallel,
-               economics, plans, policy, power, reliability, serving, systems, units)
+from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
+               models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
-from .units import fmt_percent
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
-           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep", "LedgerRow", "STEP_NAMES", "STEP_CHAPTERS",
-           "cards_needed", "shippable_parts"]
+           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep",
+           "shippable_parts"]
 
-#: the nine steps' names, in order
-STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
-              5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
-              9: "⑨ serving"}
-#: the number of the chapter that derives each step (titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
-
-
-def cards_needed(cards_worth) -> int:
-    """The whole number of cards (or GPUs, or nodes) a fractional requirement needs: rounded *up*, never down, with
-    a tolerance of 1e-9 for floating-point noise (2.8e12 / 80e9 is 35, not 36).
-
-    >>> cards_needed(32.6), cards_needed(35.0), cards_needed(35.0000000001)
-    (33, 35, 35)
-    """
-    x = _check.nonnegative("cards_worth", cards_worth)
-    return math.ceil(x * (1 - 1e-9))
+def _assumed(name, given):
+    """``given``, or the assumption ``name`` of ``data/assumptions.csv`` when it is None."""
+    return assumptions.value(name) if given is None else given
 
 
 @dataclass(frozen=True)
@@ -114,6 +98,8 @@ class PlanStep:
     memory_per_gpu: float       #: bytes, states + activations
     fits: bool
     warnings: tuple
+    compute_seconds: float = 0.0   #: s of computing per step at the walkthrough's peak and MFU (no bubble, no comm)
+    step_seconds: float = 0.0      #: s per step: compute × (1 + bubble) + exposed communication
 
 
 @dataclass(frozen=True)
@@ -229,7 +215,7 @@ def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
     one = serving.decode(acc, m, seq, 1, n_gpus=n)
     full = serving.decode(acc, m, seq, max(top, 1), n_gpus=n)
     watts = n * acc.require("tdp")
-    return ServingStep(n, cards_needed(n / gpus_per_node), seq, top, float(one.tokens_per_second),
+    return ServingStep(n, units.count_up(n / gpus_per_node), seq, top, float(one.tokens_per_second),
                        float(full.tokens_per_second), float(full.per_sequence_tokens_per_second),
                        float(acc.tdp), float(inference.energy_per_token(watts, one.tokens_per_second)),
                        float(inference.energy_per_token(watts, full.tokens_per_second)), price,
@@ -240,19 +226,6 @@ def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
 @lru_cache(maxsize=256)
 def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> ServingStep:
     return _serving_step(hardware.get(acc_name), models.get(model_name), seq, gpus_per_node, price, usable)
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    """One headline number of the ledger: its step, what it is, its SI value and its text, and its chapter."""
-
-    step: int
-    name: str
-    quantity: str
-    value: float
-    text: str
-    chapter: int
-    key: str = ""               #: a short name for the row (what :meth:`Walkthrough.texts` is keyed by)
 
 
 #: the inputs :meth:`Walkthrough.replace` accepts
@@ -319,7 +292,7 @@ class Walkthrough:
         reason = ""
         if plan is None:
             try:
-                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1)[0].plan
+                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1, dtype=dtype, peak_flops=peak)[0].plan
             except ValueError as err:                  # plans.search says why no plan qualifies
                 reason = str(err)
         elif isinstance(plan, parallel.Plan):
@@ -450,7 +423,7 @@ class Walkthrough:
         """Model states = bytes per parameter × parameters, compared with one card's memory.
 
         The card's capacity is binary (the A100's "80 GB" is 80 GiB = 85.9 GB), so 2.8 TB is 32.6 cards' worth and
-        needs 33 cards — a count of cards is rounded up (:func:`cards_needed`).
+        needs 33 cards — a count of cards is rounded up (:func:`chipchain.memory.min_gpus`).
 
         >>> s = Walkthrough().step1_states()
         >>> s.total_bytes / 1e12, round(s.cards_worth, 1), s.cards
@@ -458,7 +431,7 @@ class Walkthrough:
         """
         total = memory.state_bytes(self.params, self.recipe)
         card = self.card.require("memory_bytes")
-        return StatesStep(self.bytes_per_param, total, card, total / card, cards_needed(total / card))
+        return StatesStep(self.bytes_per_param, total, card, total / card, memory.min_gpus(total, card))
 
     # --- ② compute ----------------------------------------------------------------------------------------
     def step2_compute(self) -> ComputeStep:
@@ -476,22 +449,23 @@ class Walkthrough:
         secs = {m: compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in self.mfus}
         return TimeStep(secs, {m: s / DAY for m, s in secs.items()})
 
-    def step3_evidence(self, price_per_gpu_hour=2.0, min_gpus=384) -> EvidenceStep:
+    def step3_evidence(self, price_per_gpu_hour=None, min_gpus=384) -> EvidenceStep:
         """Step ③ as a range: the run at the MFU that comparable published runs achieved
         (:func:`chipchain.calibration.mfu_range`: whole runs on the same generation of accelerator — same vendor and
         dense BF16 peak — with at least ``min_gpus`` of them), beside the fixed utilisations of :meth:`step3_time`.
         Their MFU is implied by billed GPU-hours, so it already pays for restarts: no failure time is added.
-        ``price_per_gpu_hour`` $ (DeepSeek-AI 2024 priced its run at $2).
+        ``price_per_gpu_hour`` $ (default: :mod:`chipchain.assumptions`' ``gpu_rent_per_hour``, the $2 at which
+        DeepSeek-AI 2024 priced its run).
 
         >>> e = Walkthrough().step3_evidence()
         >>> [round(m, 2) for m in e.mfus], [round(s / 86400) for s in e.seconds]
         ([0.24, 0.35, 0.48], [322, 220, 158])
         """
         lo, mid, hi, ids = calibration.mfu_range(self.accelerator, min_gpus)
-        price = _check.nonnegative("price_per_gpu_hour", price_per_gpu_hour)
+        price = _check.nonnegative("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
         c = self.step2_compute().flops
         secs = tuple(compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in (lo, mid, hi))
-        hours = tuple(self.n_gpus * s / units.HOUR for s in secs)
+        hours = tuple(compute.gpu_hours_from_seconds(s, self.n_gpus) for s in secs)
         return EvidenceStep((lo, mid, hi), ids, secs, hours, tuple(compute.cost(h, price) for h in hours), price)
 
     # --- ④ the parallel plan and ⑤ memory per GPU (chapters 4 and 6) ----------------------------------------
@@ -507,17 +481,20 @@ class Walkthrough:
         {'NVLink3': 406, 'IB-HDR': 7}
         """
         plan = self._require_plan()
-        a = parallel.analyze(plan, self.model, self.cluster, recipe=self.recipe, mfu=self.mfu)
+        a = parallel.analyze(plan, self.model, self.cluster, recipe=self.recipe, mfu=self.mfu,
+                             peak_flops=self.peak_flops)
         traffic: dict = {}
         for row in a.comm:
             traffic[row.link] = traffic.get(row.link, 0.0) + row.sent_bytes
         return PlanStep(plan, {k: g.scope for k, g in a.placement.items()}, plan.microbatches, a.bubble, a.idle,
-                        tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings)
+                        tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings, a.compute_seconds,
+                        a.step_seconds)
 
     def step5_memory_per_gpu(self) -> MemoryStep:
         """Memory per GPU: the model states spread over every GPU (ZeRO-3 over all n: 16 B × Ψ / n), the states
         under the plan (its TP × PP and its ZeRO stage over DP), and the first pipeline stage's activations under
-        each recomputation choice (the plan's TP, sequence parallelism and micro-batches).
+        each recomputation choice (the plan's TP, sequence parallelism and micro-batches) — all read from
+        :func:`chipchain.memory.ledger` for the walkthrough's ``recipe``, the same ledger step ④ prices.
 
         >>> s = Walkthrough().step5_memory_per_gpu()
         >>> round(s.states_full_sharding / 1e9, 2), round(s.states_plan / 1e9, 2)
@@ -526,25 +503,25 @@ class Walkthrough:
         {'none': 34.43, 'selective': 10.27, 'full': 0.6}
         """
         plan = self._require_plan()
-        r = memory.recipe(self.recipe)
         total = memory.state_bytes(self.params, self.recipe)
-        per_gpu_psi = self.params / (plan.tp * plan.pp)
-        states_plan = memory.zero_bytes_per_gpu(per_gpu_psi, plan.dp, plan.zero, k=r.optimizer)
-        acts = {rc: activations.activation_bytes_per_stage(self.seq, plan.microbatch_size, self.hidden, self.heads,
-                                                      self.layers, plan.pp, plan.tp, plan.sequence_parallel, rc,
-                                                      plan.microbatches)
-                for rc in activations.RECOMPUTE}
-        return MemoryStep(total, total / self.n_gpus, states_plan, acts, self.card.require("memory_bytes"))
+        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp,
+                                     dp=plan.dp, zero=plan.zero, sequence_parallel=plan.sequence_parallel,
+                                     recompute=rc, microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
+                   for rc in activations.RECOMPUTE}
+        acts = {rc: L.components["activations"] for rc, L in ledgers.items()}
+        return MemoryStep(total, total / self.n_gpus, ledgers[plan.recompute].states, acts,
+                          self.card.require("memory_bytes"))
 
     # --- ⑥ failures over the run (chipchain.reliability; chapter 7) -----------------------------------------
-    def step6_failures(self, write_bandwidth=50 * units.GBPS, restart_seconds=600.0, per_gpu_rate=None) -> FailureStep:
+    def step6_failures(self, write_bandwidth=None, restart_seconds=None, per_gpu_rate=None) -> FailureStep:
         """Interruptions over the run, Daly's checkpoint interval and the time lost (chapter 7).
 
         Rate: Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100 (Dubey et al. 2024, §3.3.4), charged
         per GPU and scaled to ``n_gpus`` — an assumption that A100 clusters fail per GPU as often as that H100
         cluster did. Checkpoint: the restart state, :func:`chipchain.checkpoint.restart_bytes_per_param` × params (14 B
         for mixed-precision Adam: the recipe's 16 B less the gradients), written
-        at ``write_bandwidth`` B/s (an assumed 50 GB/s aggregate); ``restart_seconds`` is an assumed 10 minutes.
+        at ``write_bandwidth`` B/s (default: an assumed 50 GB/s aggregate); ``restart_seconds`` (default: an assumed
+        10 minutes) — both rows of ``data/assumptions.csv`` (:mod:`chipchain.assumptions`).
         Interval τ by Daly (2006); goodput G = τ / (M·e^{R/M}·(e^{(τ+C)/M} − 1)); lost time = T/G − T.
 
         >>> f = Walkthrough().step6_failures()
@@ -558,23 +535,24 @@ class Walkthrough:
         m = reliability.cluster_mtbf(rate, self.n_gpus)
         t = self.run_seconds
         size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
-        c = checkpoint.write_seconds(size, write_bandwidth)
-        r = _check.nonnegative("restart_seconds", restart_seconds)
+        c = checkpoint.write_seconds(size, _assumed("checkpoint_write_bandwidth", write_bandwidth))
+        r = _check.nonnegative("restart_seconds", _assumed("restart_seconds", restart_seconds))
         tau = checkpoint.daly_interval(c, m)
         g = checkpoint.goodput(tau, c, r, m)
         return FailureStep(rate, m, t, reliability.expected_failures(rate * self.n_gpus, t), size, c, r,
                            checkpoint.young_interval(c, m), tau, g, t / g, t / g - t)
 
     # --- ⑦ electricity (chipchain.power; chapter 9) ---------------------------------------------------------
-    def step7_electricity(self, gpu_power=None, host_share=None, pue=1.4, price_per_kwh=0.12) -> ElectricityStep:
+    def step7_electricity(self, gpu_power=None, host_share=None, pue=None, price_per_kwh=None) -> ElectricityStep:
         """Energy and electricity bill of the run: E = PUE · n · (P_gpu + P_host) · T, cost = E[kWh] · price.
 
         ``gpu_power`` W (default: the catalog TDP, 400 W for the A100); ``host_share`` W per GPU (default: one method
         for every server, :func:`chipchain.power.host_share` — the server's maximum rated power less its GPUs' TDP,
         per GPU: (6,500 − 8 × 400)/8 = 412.5 W for a DGX A100, 575 W for a DGX H100; an upper reference, since servers
         rarely draw their maximum; a node without a rating in the catalog needs an explicit ``host_share``);
-        ``pue`` (seed 002 uses 1.4); ``price_per_kwh`` $/kWh (seed 002's $0.12, nearer a US commercial than an
-        industrial rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
+        ``pue`` and ``price_per_kwh`` $/kWh (default: the rows of ``data/energy_facts.csv`` that
+        :func:`chipchain.power.electricity` reads, seed 002's 1.4 and $0.12, nearer a US commercial than an industrial
+        rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
 
         >>> e = Walkthrough().step7_electricity()
         >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
@@ -586,25 +564,22 @@ class Walkthrough:
                 host_share = power.host_share(self.cluster.node)
             except KeyError as err:
                 raise ValueError(f"host_share: {err.args[0]}; pass host_share= (W per GPU) explicitly") from None
-        host_share = _check.nonnegative("host_share", host_share)
         t = self.run_seconds
-        energy = power.run_energy(self.n_gpus, p_gpu, t, host_share=host_share, pue=pue)
-        gpu_only = power.run_energy(self.n_gpus, p_gpu, t)
-        price = _check.nonnegative("price_per_kwh", price_per_kwh)
-        facility = power.facility_power(self.n_gpus, p_gpu, host_share, pue)
-        return ElectricityStep(p_gpu, float(host_share), float(pue), price, t, facility, energy, energy / kWh,
-                               power.electricity_cost(energy, price), gpu_only / kWh)
+        e = power.electricity(self.n_gpus, p_gpu, t, host_share, pue, price_per_kwh)
+        return ElectricityStep(p_gpu, e.host_share, e.pue, e.price_per_kwh, t, e.facility_power, e.energy,
+                               e.energy / kWh, e.dollars, e.gpu_only_energy / kWh)
 
     # --- ⑦ rent (chipchain.compute; chapter 11's $2 per GPU-hour) -------------------------------------------
-    def gpu_rent(self, price_per_gpu_hour=2.0) -> float:
+    def gpu_rent(self, price_per_gpu_hour=None) -> float:
         """Dollars of GPU time for the whole run on the wall clock, failures and checkpoints included (step ⑥'s
-        ``wall_seconds``), at ``price_per_gpu_hour`` (DeepSeek-V3's $2 by default).
+        ``wall_seconds``), at ``price_per_gpu_hour`` (default: the assumed ``gpu_rent_per_hour``, DeepSeek-V3's $2).
 
         >>> round(Walkthrough().gpu_rent() / 1e6, 2)
         7.68
         """
-        hours = self.n_gpus * self.step6_failures().wall_seconds / units.HOUR
-        return float(compute.cost(hours, _check.positive("price_per_gpu_hour", price_per_gpu_hour)))
+        hours = compute.gpu_hours_from_seconds(self.step6_failures().wall_seconds, self.n_gpus)
+        price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
+        return float(compute.cost(hours, price))
 
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
     def step8_export(self) -> ExportStep:
@@ -630,7 +605,7 @@ class Walkthrough:
         return ExportStep(self.accelerator.name, cls, ship, peak, days)
 
     # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------
-    def step9_serving(self, price_per_gpu_hour=2.0, usable_fraction=0.9) -> ServingStep:
+    def step9_serving(self, price_per_gpu_hour=None, usable_fraction=None) -> ServingStep:
         """Serving the trained model on the run's accelerator in BF16 at its training sequence length: the fewest
         GPUs (a power of two) whose memory holds the weights and one sequence's KV cache, the batch that memory
         holds, roofline tokens per second, joules per token at the GPUs' rated power (hosts and cooling left out,
@@ -641,123 +616,8 @@ class Walkthrough:
         (8, 1, 27, 721, 6.17)
         """
         acc, m = self.accelerator, self.model
-        price = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
-        usable = _check.fraction("usable_fraction", usable_fraction)
+        price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
+        usable = _check.fraction("usable_fraction", _assumed("usable_memory_fraction", usable_fraction))
         if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
             return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
         return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)
-
-    # --- the whole ledger (chapter 13) --------------------------------------------------------------------------
-    def ledger_rows(self) -> list:
-        """Every step's headline numbers as :class:`LedgerRow` records, computed by the step methods, each with the
-        number of the chapter that derives it (:data:`STEP_CHAPTERS`). Without a plan, steps ④ and ⑤ give one row
-        each with the reason instead of a number.
-
-        >>> rows = Walkthrough().ledger_rows()
-        >>> [r.text for r in rows if r.quantity.startswith("training compute")]
-        ['2.1 × 10²⁴ FLOP']
-        """
-        rows = []
-
-        def add(step, quantity, value, text, key):
-            rows.append(LedgerRow(step, STEP_NAMES[step], quantity, float(value), str(text), STEP_CHAPTERS[step],
-                                  key))
-
-        s1 = self.step1_states()
-        add(1, f"model states at {self.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes),
-            "states")
-        add(1, "…cards whose memory would hold them (rounded up)", s1.cards,
-            f"{s1.cards} × {units.fmt_capacity(s1.card_bytes)}; {s1.cards_worth:.1f} cards' worth", "cards")
-        s2 = self.step2_compute()
-        add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
-        add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
-        add(3, f"effective compute at {fmt_percent(self.mfu, decimals=0)} MFU", self.effective_flops, units.fmt_rate(self.effective_flops),
-            "effective")
-        add(3, f"run length at {fmt_percent(self.mfu, decimals=0)} MFU", self.run_seconds, units.fmt_duration(self.run_seconds), "days")
-        for m, s in self.step3_time().seconds.items():
-            if m != self.mfu:
-                add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
-        if self.plan is None:
-            for step in (4, 5):
-                rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), self.plan_reason,
-                                      STEP_CHAPTERS[step], f"no_plan_{step}"))
-        else:
-            s4 = self.step4_plan()
-            add(4, "plan", s4.plan.n_gpus, str(s4.plan), "plan")
-            add(4, "where the groups sit", len(s4.placement),
-                ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()), "placement")
-            add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle), "idle")
-            s5 = self.step5_memory_per_gpu()
-            add(5, "states per GPU, sharded over all GPUs", s5.states_full_sharding,
-                units.fmt_bytes(s5.states_full_sharding), "states_gpu")
-            add(5, f"states per GPU under the plan (ZeRO-{s4.plan.zero})", s5.states_plan,
-                units.fmt_bytes(s5.states_plan), "states_plan")
-            add(5, "activations per GPU, selective recompute", s5.activations["selective"],
-                units.fmt_bytes(s5.activations["selective"]), "act_sel")
-            add(5, "total per GPU under the plan, against the card", s4.memory_per_gpu,
-                f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_capacity(s5.card_bytes)}: "
-                + ("fits" if s4.fits else "does not fit"), "per_gpu")
-        s6 = self.step6_failures()
-        for attr, label, fmt, key in (("expected_interruptions", "expected interruptions over the run",
-                                       lambda v: f"{v:.0f}", "interruptions"),
-                                      ("mtbf", "mean time between interruptions", units.fmt_duration, "mtbf"),
-                                      ("checkpoint_interval", "checkpoint interval", units.fmt_duration, "interval"),
-                                      ("goodput", "goodput", lambda v: units.fmt_percent(v, 3), "goodput"),
-                                      ("lost_seconds", "time lost to failures", units.fmt_duration, "lost")):
-            v = getattr(s6, attr)
-            add(6, label, v, fmt(v), key)
-        s7 = self.step7_electricity()
-        add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power), "facility")
-        add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
-        add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
-            units.fmt_dollars(round(s7.dollars, -3)), "bill")
-        rent = self.gpu_rent()
-        add(7, "GPU rent at $2/GPU-hour, wall clock with failures", rent, units.fmt_dollars(rent), "rent")
-        add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
-        s8 = self.step8_export()
-        for rid, c in s8.classifications.items():
-            add(8, f"{s8.accelerator} under the {rid} rule", float(bool(c.controlled)), c.category, f"export_{rid}")
-        for rid, part in s8.shippable.items():
-            if part is not None:
-                add(8, f"same run on the fastest part the {rid} rule lets through", s8.shippable_days[rid] * DAY,
-                    f"{part}: {units.fmt_duration(s8.shippable_days[rid] * DAY)}", f"shippable_{rid}")
-        try:
-            s9 = self.step9_serving()
-        except ValueError as err:                  # the model does not fit in the largest group of GPUs
-            rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", float("nan"), str(err), STEP_CHAPTERS[9],
-                                  "no_serving"))
-        else:
-            add(9, "GPUs that hold the model for serving", s9.n_gpus,
-                f"{s9.n_gpus} ({s9.n_nodes} node{'s' if s9.n_nodes > 1 else ''})", "serve_gpus")
-            add(9, f"decode throughput at batch {s9.max_batch} (memory-bound ceiling)", s9.tokens_per_second,
-                f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
-            add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
-                "serve_j")
-            add(9, "cost per million tokens at $2/GPU-hour", s9.dollars_per_million_tokens,
-                f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
-        rows.sort(key=lambda r: r.step)
-        return rows
-
-    def texts(self) -> dict:
-        """The ledger's texts by row key — the strings the ledger table and the explorer print, so that prose which
-        glues them says exactly what the tables say.
-
-        >>> t = Walkthrough().texts()
-        >>> t["goodput"], t["bill"]
-        ('97.3 %', '$510,000')
-        """
-        return {r.key: r.text for r in self.ledger_rows()}
-
-    def ledger(self):
-        """The whole running example as a pandas DataFrame: one row per headline number, with its step, its
-        formatted value and the number of the chapter that derives it (columns ``step``, ``quantity``, ``value``,
-        ``chapter``).
-
-        >>> df = Walkthrough().ledger()
-        >>> sorted(set(df["step"]))[:3]
-        ['① memory of states', '② compute', '③ time']
-        """
-        import pandas as pd
-
-        return pd.DataFrame([{"step": r.name, "quantity": r.quantity, "value": r.text, "chapter": r.chapter}
-                             for r in self.ledger_rows()])

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from . import _check, plotting, tables
 
-__all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "table", "message", "static_mode",
+__all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "message", "static_mode",
            "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict", "FORM_CSS", "STYLE"]
 
 #: the most views one explorable may precompute for the static site
@@ -259,22 +259,6 @@ def message(text: str) -> str:
     """A one-line notice (used for invalid combinations) as HTML."""
     return (f'<div class="cc-message" role="status" style="padding:.4em .7em;border-left:4px solid #D55E00;'
             f'background:#fff4ec">{_html.escape(str(text))}</div>')
-
-
-def table(df, caption: str | None = None, float_format: str = "{:,.3g}", *, columns=None, notes=()) -> str:
-    """A pandas DataFrame as the book's HTML table (:func:`chipchain.tables.show`; its ``.html``).
-
-    ``float_format`` ``"{:,.Ng}"`` sets N significant digits; any other format string is applied to float columns.
-    """
-    found = re.fullmatch(r"\{:,?\.(\d+)g\}", str(float_format))
-    if found or columns is not None:
-        precision = int(found.group(1)) if found else 3
-        return tables.show(df, columns=columns, caption=caption, notes=notes, precision=precision).html
-    t = tables.show(df, caption=caption, notes=notes)
-    frame = t.df.reset_index() if t.row_header else t.df
-    spec = {c: tables.Col(h, fmt=float_format if frame[c].dtype.kind == "f" else None)
-            for c, h in zip(frame.columns, t.headers)}
-    return tables.show(df, columns=spec, caption=caption, notes=notes).html
 
 
 def _svg_label(match) -> str:

@@ -1,6 +1,7 @@
 """Views: figures, explorables and tables for the chapters — the only place presentation lives.
 
-One module per chapter topic; each imports the equations it shows and never re-derives them. Submodules load on
+One module per chapter topic; each imports the equations it shows and calls them rather than re-deriving a quantity
+(conversions such as GPU-hours ↔ wall clock go through :mod:`chipchain.compute`). Submodules load on
 first use, so ``from chipchain import views`` costs nothing until a view is drawn::
 
     >>> from chipchain import views

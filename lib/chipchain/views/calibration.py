@@ -9,7 +9,7 @@ import statistics
 from .. import _data, calibration, plotting, tables, units, widgets
 from . import _layout
 
-__all__ = ["runs_table", "mfu_table", "step_table", "hours_table", "error_table", "conflicts", "conflicts_table",
+__all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
            "plot_step_scatter", "plot_hours_scatter", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
@@ -78,19 +78,6 @@ def step_table(leave_one_out=True):
 def _plan(e) -> str:
     p = e.prediction.plan
     return f"TP {p.tp} × PP {p.pp} × DP {p.dp}, {p.recompute} recompute"
-
-
-def hours_table(fixed_mfu=0.5):
-    """:func:`chipchain.calibration.gpu_hours_errors` as a pandas DataFrame (reported GPU-hours, predicted at the
-    leave-one-out median MFU of the generation, and at the fixed MFU)."""
-    import pandas as pd
-
-    rows = [{"run": calibration.get(e.name).run, "reported GPU-hours": f"{e.reported:,.0f}",
-             "predicted (median of the others' MFU)": f"{e.predicted:,.0f}", "MFU used": _pct(e.mfu),
-             "error": f"{e.error:+.0%}".replace("%", " %"),
-             f"error at a fixed {fixed_mfu:.0%}".replace("%", " %"): f"{e.fixed_error:+.0%}".replace("%", " %")}
-            for e in calibration.gpu_hours_errors(fixed_mfu)]
-    return pd.DataFrame(rows).set_index("run")
 
 
 def error_table(fixed_mfu=0.5):

@@ -92,7 +92,7 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
     (the all-reduce priced: by default the fastest at that GPU count). Arguments as
     :func:`chipchain.comms.dp_step_times`, which refuses a count that leaves a GPU less than one ``seq``-token
     sequence; ``overlap`` in [0, 1]; other keywords (``seq``, ``algorithm``, ``efficiency``,
-    ``grad_bytes_per_param``) go to it.
+    ``recipe``) go to it.
 
     >>> dp_scaling_curve(7e9, [8, 1024], 4e6)[["efficiency", "algorithm"]].round(2).values.tolist()
     [[1.0, 'ring'], [0.86, 'double-tree']]

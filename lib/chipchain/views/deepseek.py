@@ -2,9 +2,9 @@
 the bubble and same-cards explorers. Every number comes from :mod:`chipchain.deepseek` and the modules it uses."""
 from __future__ import annotations
 
-from .. import _check, compute, deepseek, hardware, memory, parallel, plotting, tables, units, widgets
+from .. import _check, calibration, compute, deepseek, hardware, memory, parallel, plotting, tables, units, widgets
 from . import _layout
-from ..units import DAY, HOUR
+from ..units import DAY
 
 __all__ = ["accounting_table", "bubble_table", "recipe_table", "same_job_table", "plot_pipeline_efficiency",
            "bubble_view", "bubble_explorer", "same_cards_explorer"]
@@ -136,14 +136,14 @@ def same_cards_explorer():
     run = deepseek.V3
     c = compute.training_flops(run.active_params, run.tokens)
     reported_hours = run.gpu_hours["pre-training"]
-    implied = deepseek.implied_mfu(run.active_params, run.tokens, reported_hours, run.accelerator, "bf16")
+    implied = calibration.implied_mfu(run.active_params, run.tokens, reported_hours, run.accelerator, "bf16")
 
     def render(mfu, basis, price, n_gpus):
         peak = hardware.get(run.accelerator).peak_flops(basis)
         hours = compute.gpu_hours(c, peak, mfu)
         days = compute.training_time(c, n_gpus, peak, mfu) / DAY
         eff = n_gpus * peak * mfu
-        rep_days = reported_hours * HOUR / n_gpus / DAY
+        rep_days = compute.seconds_from_gpu_hours(reported_hours, n_gpus) / DAY
         head = _layout.headline([
             ("effective compute", str(units.fmt_rate(eff)),
              f"{n_gpus:,} × {units.fmt_rate(peak)} {basis.upper()} dense × {units.fmt_percent(mfu, 3)}"),

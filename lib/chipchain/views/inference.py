@@ -5,7 +5,7 @@ accelerator), :mod:`chipchain.devices` and :mod:`chipchain.moore`; this module o
 """
 from __future__ import annotations
 
-from .. import _check, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
+from .. import _check, assumptions, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
 from . import _layout
 from ..units import fmt_percent
 
@@ -59,7 +59,7 @@ def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weig
     return pd.DataFrame(rows).set_index("batch")
 
 
-def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=0.9):
+def serving_table(accelerators, model, context, weight_dtype="bf16", kv_dtype="bf16", usable_fraction=None):
     """One model served on each accelerator at the largest batch its memory holds
     (:func:`chipchain.inference.max_batch`): memory, bandwidth, batch, and the decode tokens/s bounds — or
     "does not fit" where even one sequence's weights and KV cache exceed the usable memory.
@@ -129,7 +129,7 @@ def device_table(asics=("Groq-LPU", "Cerebras-WSE-3")):
 
 
 def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-2-13B", "Llama-2-70B"),
-                   dtypes=("bf16", "int8", "int4"), context=4096, usable_fraction=0.75):
+                   dtypes=("bf16", "int8", "int4"), context=4096, usable_fraction=None):
     """Which models fit on an edge device: :func:`chipchain.inference.memory_needed` for one ``context``-token
     conversation (16-bit cache) against ``usable_fraction`` of each memory size (by default, each memory size of
     an edge device in :mod:`chipchain.devices`). A pandas DataFrame of GB needed with a ✓ / ✗ per memory size.
@@ -143,7 +143,8 @@ def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-
     if memory_bytes is None:
         memory_bytes = sorted({d.memory_bytes for d in devices.all_devices() if d.kind == "edge"})
     mems = [_check.positive("memory_bytes", m) for m in memory_bytes]
-    f = _check.fraction("usable_fraction", usable_fraction)
+    f = _check.fraction("usable_fraction", assumptions.value("edge_usable_memory_fraction") if usable_fraction is None
+                        else usable_fraction)
     rows = []
     for m in map(models.get, names):
         for d in dtypes:

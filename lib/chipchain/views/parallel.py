@@ -61,16 +61,17 @@ def search_table(candidates):
                          for c in candidates])
 
 
-def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), k=12, accelerator="A100",
-                       ax=None):
+def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), recipe="mixed-adam",
+                       accelerator="A100", ax=None):
     """Model-state memory per GPU under ZeRO stages 0–3 across data-parallel degrees (log–log), each line
-    labelled with its traffic per step (:func:`chipchain.parallel.zero_traffic_factor`), against the memory of
+    labelled with its traffic per step (:func:`chipchain.parallel.zero_traffic_factor`), for ``recipe``'s bytes per
+    parameter (:data:`chipchain.memory.RECIPES`), against the memory of
     ``accelerator`` (default the A100 80 GB). Returns the Axes."""
     ax = plotting.axes(ax)
     capacity = hardware.get(accelerator).require("memory_bytes")
     names = {0: "DP (no ZeRO)", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3 / FSDP"}
     for s in range(4):
-        ys = [memory.zero_bytes_per_gpu(params, d, s, k) / 1e9 for d in dps]
+        ys = [memory.zero_bytes_per_gpu(params, d, s, recipe) / 1e9 for d in dps]
         ax.loglog(dps, ys, marker="o", ms=3, color=plotting.color(s),
                   label=f"{names[s]}: traffic {parallel.zero_traffic_factor(s):g}Ψ per step")
     ax.axhline(capacity / 1e9, color="black", linestyle="--", lw=1)

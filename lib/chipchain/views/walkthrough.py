@@ -1,20 +1,163 @@
 """Views for chapter 13 (the running example): the inputs and the ledger as tables, the time-budget figure, the
 source-check table, the four questions, and the ledger explorer.
 
-Chapter titles belong to the book: functions that name chapters take a ``titles`` mapping (chapter number → title)
-from the caller; the library's ledger rows carry only the number.
+The ledger — every step's headline number with its label, text and chapter (:func:`ledger_rows`, :func:`texts`,
+:func:`ledger`) — is built here from :class:`~chipchain.walkthrough.Walkthrough`'s step records, which carry only
+numbers. Chapter titles belong to the book: the rows carry only the chapter number.
 """
 from __future__ import annotations
 
-from .. import hardware, plotting, source_checks, tables, units, widgets
+from dataclasses import dataclass
+
+from .. import assumptions, compute, hardware, plotting, source_checks, tables, units, widgets
 from . import _layout
 from ..units import DAY
 from ..walkthrough import Walkthrough
 from ..units import fmt_percent
 
-__all__ = ["inputs_table", "ledger_table", "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
-           "plot_time_budget", "source_check_table",
+__all__ = ["STEP_NAMES", "STEP_CHAPTERS", "LedgerRow", "ledger_rows", "texts", "ledger", "inputs_table",
+           "ledger_html", "time_budget_days", "time_budget_html", "evidence_table", "plot_time_budget",
+           "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
+
+
+#: the nine steps' names, in order
+STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "④ parallel plan",
+              5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
+              9: "⑨ serving"}
+#: the number of the chapter that derives each step (the chapters' titles belong to the book, not to the library)
+STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One headline number of the ledger: its step, what it is, its SI value and its text, and its chapter."""
+
+    step: int
+    name: str
+    quantity: str
+    value: float
+    text: str
+    chapter: int
+    key: str = ""               #: a short name for the row (what :func:`texts` is keyed by)
+
+
+# --- the whole ledger (chapter 13) --------------------------------------------------------------------------
+def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
+    """Every step's headline numbers as :class:`LedgerRow` records, computed by the step methods, each with the
+    number of the chapter that derives it (:data:`STEP_CHAPTERS`). Without a plan, steps ④ and ⑤ give one row
+    each with the reason instead of a number.
+
+    >>> rows = ledger_rows()
+    >>> [r.text for r in rows if r.quantity.startswith("training compute")]
+    ['2.1 × 10²⁴ FLOP']
+    """
+    w = Walkthrough() if walkthrough is None else walkthrough
+    rows = []
+
+    def add(step, quantity, value, text, key):
+        rows.append(LedgerRow(step, STEP_NAMES[step], quantity, float(value), str(text), STEP_CHAPTERS[step],
+                              key))
+
+    s1 = w.step1_states()
+    add(1, f"model states at {w.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes),
+        "states")
+    add(1, "…cards whose memory would hold them (rounded up)", s1.cards,
+        f"{s1.cards} × {units.fmt_capacity(s1.card_bytes)}; {s1.cards_worth:.1f} cards' worth", "cards")
+    s2 = w.step2_compute()
+    add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
+    add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
+    add(3, f"effective compute at {fmt_percent(w.mfu, decimals=0)} MFU", w.effective_flops, units.fmt_rate(w.effective_flops),
+        "effective")
+    add(3, f"run length at {fmt_percent(w.mfu, decimals=0)} MFU", w.run_seconds, units.fmt_duration(w.run_seconds), "days")
+    for m, s in w.step3_time().seconds.items():
+        if m != w.mfu:
+            add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
+    if w.plan is None:
+        for step in (4, 5):
+            rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), w.plan_reason,
+                                  STEP_CHAPTERS[step], f"no_plan_{step}"))
+    else:
+        s4 = w.step4_plan()
+        add(4, "plan", s4.plan.n_gpus, str(s4.plan), "plan")
+        add(4, "where the groups sit", len(s4.placement),
+            ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()), "placement")
+        add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle), "idle")
+        s5 = w.step5_memory_per_gpu()
+        add(5, "states per GPU, sharded over all GPUs", s5.states_full_sharding,
+            units.fmt_bytes(s5.states_full_sharding), "states_gpu")
+        add(5, f"states per GPU under the plan (ZeRO-{s4.plan.zero})", s5.states_plan,
+            units.fmt_bytes(s5.states_plan), "states_plan")
+        add(5, "activations per GPU, selective recompute", s5.activations["selective"],
+            units.fmt_bytes(s5.activations["selective"]), "act_sel")
+        add(5, "total per GPU under the plan, against the card", s4.memory_per_gpu,
+            f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_capacity(s5.card_bytes)}: "
+            + ("fits" if s4.fits else "does not fit"), "per_gpu")
+    s6 = w.step6_failures()
+    for attr, label, fmt, key in (("expected_interruptions", "expected interruptions over the run",
+                                   lambda v: f"{v:.0f}", "interruptions"),
+                                  ("mtbf", "mean time between interruptions", units.fmt_duration, "mtbf"),
+                                  ("checkpoint_interval", "checkpoint interval", units.fmt_duration, "interval"),
+                                  ("goodput", "goodput", lambda v: units.fmt_percent(v, 3), "goodput"),
+                                  ("lost_seconds", "time lost to failures", units.fmt_duration, "lost")):
+        v = getattr(s6, attr)
+        add(6, label, v, fmt(v), key)
+    s7 = w.step7_electricity()
+    add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power), "facility")
+    add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
+    add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
+        units.fmt_dollars(round(s7.dollars, -3)), "bill")
+    rent = w.gpu_rent()
+    add(7, f"GPU rent at ${assumptions.value('gpu_rent_per_hour'):g}/GPU-hour, wall clock with failures", rent,
+        units.fmt_dollars(rent), "rent")
+    add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
+    s8 = w.step8_export()
+    for rid, c in s8.classifications.items():
+        add(8, f"{s8.accelerator} under the {rid} rule", float(bool(c.controlled)), c.category, f"export_{rid}")
+    for rid, part in s8.shippable.items():
+        if part is not None:
+            add(8, f"same run on the fastest part the {rid} rule lets through", s8.shippable_days[rid] * DAY,
+                f"{part}: {units.fmt_duration(s8.shippable_days[rid] * DAY)}", f"shippable_{rid}")
+    try:
+        s9 = w.step9_serving()
+    except ValueError as err:                  # the model does not fit in the largest group of GPUs
+        rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", float("nan"), str(err), STEP_CHAPTERS[9],
+                              "no_serving"))
+    else:
+        add(9, "GPUs that hold the model for serving", s9.n_gpus,
+            f"{s9.n_gpus} ({s9.n_nodes} node{'s' if s9.n_nodes > 1 else ''})", "serve_gpus")
+        add(9, f"decode throughput at batch {s9.max_batch} (memory-bound ceiling)", s9.tokens_per_second,
+            f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
+        add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
+            "serve_j")
+        add(9, f"cost per million tokens at ${s9.price_per_gpu_hour:g}/GPU-hour", s9.dollars_per_million_tokens,
+            f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
+    rows.sort(key=lambda r: r.step)
+    return rows
+
+def texts(walkthrough: Walkthrough | None = None) -> dict:
+    """The ledger's texts by row key — the strings the ledger table and the explorer print, so that prose which
+    glues them says exactly what the tables say.
+
+    >>> t = texts()
+    >>> t["goodput"], t["bill"]
+    ('97.3 %', '$510,000')
+    """
+    return {r.key: r.text for r in ledger_rows(walkthrough)}
+
+def ledger(walkthrough: Walkthrough | None = None):
+    """The whole running example as a pandas DataFrame: one row per headline number, with its step, its
+    formatted value and the number of the chapter that derives it (columns ``step``, ``quantity``, ``value``,
+    ``chapter``).
+
+    >>> df = ledger()
+    >>> sorted(set(df["step"]))[:3]
+    ['① memory of states', '② compute', '③ time']
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"step": r.name, "quantity": r.quantity, "value": r.text, "chapter": r.chapter}
+                         for r in ledger_rows(walkthrough)])
 
 
 def inputs_table(walkthrough: Walkthrough | None = None):
@@ -42,19 +185,9 @@ def inputs_table(walkthrough: Walkthrough | None = None):
     return pd.DataFrame(rows, columns=["input", "value"]).set_index("input")
 
 
-def ledger_table(walkthrough: Walkthrough | None = None, titles: dict | None = None):
-    """:meth:`Walkthrough.ledger` with, when ``titles`` (chapter number → title) is given, a column naming the
-    chapter that derives each number."""
-    w = Walkthrough() if walkthrough is None else walkthrough
-    df = w.ledger()
-    if titles:
-        df["chapter"] = [f"{n}. {titles[n]}" if n in titles else str(n) for n in df["chapter"]]
-    return df
-
-
 def _ledger_cards(w: Walkthrough) -> list:
     """(label, value, note, colour) of each step's headline, from the walkthrough's own texts (one rounding)."""
-    t = w.texts()
+    t = texts(w)
     s2 = w.step2_compute()
     others = [k for k in t if k.startswith("days_")]
     cards = [("① model states", t["states"], t["cards"], None),
@@ -99,7 +232,7 @@ def ledger_html(walkthrough: Walkthrough, titles: dict | None = None, reference:
     accepted too), the run's days at 100 % of peak, at its MFU and on the wall clock as bars, and the range of run
     lengths the achieved MFU of comparable published runs gives (:meth:`Walkthrough.step3_evidence`). Compact
     enough to sit on one screen with the explorer's controls. ``titles`` is accepted for compatibility and unused
-    (the full table, with chapters, is :func:`ledger_table`)."""
+    (the full table, with chapters, is :meth:`Walkthrough.ledger`)."""
     w = walkthrough
     cards = _ledger_cards(w)
     if reference is not None:
@@ -169,12 +302,13 @@ def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.
         rows.append((f"the source's fixed {units.fmt_percent(m)}, failures added (step ⑥)", m, wall))
     for label, m, s in zip(("lowest", "median", "highest"), e.mfus, e.seconds):
         rows.append((f"published runs, {label}", m, s))
+    hours = [compute.gpu_hours_from_seconds(s, w.n_gpus) for _, _, s in rows]
     return pd.DataFrame([{"utilisation": lab, "MFU": str(units.fmt_percent(m)),
                           "wall-clock days": f"{s / DAY:,.0f}",
-                          "GPU-hours (millions)": f"{w.n_gpus * s / units.HOUR / 1e6:,.2f}",
+                          "GPU-hours (millions)": f"{h / 1e6:,.2f}",
                           f"cost at ${e.price_per_gpu_hour:g}/GPU-hour": str(units.fmt_dollars(
-                              round(w.n_gpus * s / units.HOUR * e.price_per_gpu_hour, -4)))}
-                         for lab, m, s in rows]).set_index("utilisation")
+                              round(compute.cost(h, e.price_per_gpu_hour), -4)))}
+                         for (lab, m, s), h in zip(rows, hours)]).set_index("utilisation")
 
 
 def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
