@@ -7,10 +7,11 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 BUILD_FLAGS := -W -n --keep-going
 PORT ?= 8000
 
-.PHONY: help book test test-unit test-nbval test-build test-browser test-lite-run lab serve execute assets lock clean lite
+.PHONY: help book test test-unit test-nbval test-build test-browser test-pdf test-lite-run lab serve execute assets lock clean lite
 
 help:
-	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict)"
+	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict),"
+	@echo "              then the whole book as _build/html/steel-and-silicon.pdf and .epub (tools/build_pdf.py)"
 	@echo "make test   - unit, property and doctests; nbval over every chapter; strict build; browser checks"
 	@echo "make lab    - JupyterLab on a reader's copy of the chapters (prose rendered, notebooks trusted)"
 	@echo "make serve  - serve _build/html on http://127.0.0.1:$(PORT)"
@@ -45,14 +46,20 @@ book: assets
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser, offline
 	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
+	$(PY) tools/build_pdf.py --lang en                         # the book to keep: PDF and EPUB from the built pages
+	if [ -f _build/html/zh-CN/index.html ]; then $(PY) tools/build_pdf.py --lang zh-CN; fi   # each edition: one more run
 
 test-unit: $(VENV_STAMP)
-	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
+	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser --ignore=tests/test_pdf.py
 
 test-nbval: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg chapters labs
 
 test-build: book
+
+# The PDF and EPUB `make book` wrote (after it): titles, glued numbers, fonts, page boxes, epubcheck, budgets.
+test-pdf: $(VENV_STAMP)
+	$(PYTEST) -q tests/test_pdf.py
 
 test-browser: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadgroup -m "not lite_run" tests/browser
@@ -66,6 +73,7 @@ test: assets
 	$(MAKE) test-unit
 	$(MAKE) test-nbval
 	$(MAKE) test-build
+	$(MAKE) test-pdf
 	$(MAKE) test-browser
 	$(MAKE) test-lite-run
 

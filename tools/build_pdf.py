@@ -118,6 +118,9 @@ class Assembler:
         self.t = TEXT.get(lang, TEXT["en"])
         self.docs = {e["doc"] for e in entries}
         self.widget_state: dict = {}
+        self.view_ids: list[str] = []
+        self.static_views: dict | None = None     # model id -> the rendered default view (static HTML)
+        self.widget_css = ""
         self.head_css: list[str] = []
         self.chapters: list[dict] = []       # doc, slug, title, number, part
         self.explorables = 0
@@ -145,11 +148,6 @@ class Assembler:
         doc = entry["doc"]
         html = (self.site / f"{doc}.html").read_text(encoding="utf-8")
         soup = BeautifulSoup(html, "html.parser")
-        if not self.head_css:
-            for link in soup.head.find_all("link", rel="stylesheet"):
-                self.head_css.append(urljoin(f"/{doc}.html", link["href"]))
-        for script in soup.head.find_all("script", type="application/vnd.jupyter.widget-state+json"):
-            self.widget_state.update(json.loads(script.string)["state"])
         article = soup.find("article", class_="bd-article")
         if article is None:
             raise SystemExit(f"build_pdf: {doc}.html has no <article class='bd-article'>: is it a book page?")
@@ -169,7 +167,13 @@ class Assembler:
 
         # explorables: a line under each, with the site's address of its section
         for script in article.find_all("script", type="application/vnd.jupyter.widget-view+json"):
+            model_id = json.loads(script.string)["model_id"]
             out = script.find_parent("div", class_="cell_output") or script.parent
+            if self.static_views is not None:
+                frag = BeautifulSoup(self.static_views.get(model_id) or "", "html.parser")
+                if not frag.contents:
+                    raise SystemExit(f"build_pdf: explorable {model_id} on {doc} did not render")
+                script.replace_with(frag)
             section = out.find_parent("section")
             anchor = section.get("id") if section else None
             path = f"{doc}.html" + (f"#{anchor}" if anchor else "")
@@ -211,8 +215,13 @@ class Assembler:
             article.append(box)
 
         # ids and links
+        seen_ids: set[str] = set()
         for el in article.find_all(id=True):
-            el["id"] = f"{sid}--{el['id']}"
+            new_id = f"{sid}--{el['id']}"
+            while new_id in seen_ids:        # sphinx-exercise repeats "exercise-content" in every exercise
+                new_id += "-x"
+            seen_ids.add(new_id)
+            el["id"] = new_id
         for a in article.find_all("a", href=True):
             new = self._target(doc, a["href"])
             if new is None:
@@ -259,16 +268,14 @@ class Assembler:
         style = out.new_tag("style")
         style.string = "\n".join(self.page_rules())
         head.append(style)
-        state = out.new_tag("script", type="application/vnd.jupyter.widget-state+json")
-        state.string = json.dumps({"version_major": 2, "version_minor": 0, "state": self.widget_state})
-        head.append(state)
+        wcss = out.new_tag("style")
+        wcss.string = self.widget_css
+        head.append(wcss)
         mj = out.new_tag("script")
         mj.string = ('window.MathJax = {options: {processHtmlClass: "tex2jax_process|mathjax_process|math|output_area"},'
                      ' startup: {typeset: true}};')
         head.append(mj)
-        for src in ["/_static/widgets_shim.js", "/_static/require.js", "/_static/widgets/embed-amd.js",
-                    "/_static/mathjax/tex-mml-chtml.js"]:
-            head.append(out.new_tag("script", src=src))
+        head.append(out.new_tag("script", src="/_static/mathjax/tex-mml-chtml.js"))
 
         body = out.body
         body.append(self.title_page(out, version, date))
@@ -284,6 +291,60 @@ class Assembler:
                 body.append(part)
             body.append(chapter)
         return str(out)
+
+    def collect(self):
+        """First pass over the pages: titles aside, the widget state and the views each page displays."""
+        for entry in self.entries:
+            html = (self.site / f"{entry['doc']}.html").read_text(encoding="utf-8")
+            if not self.head_css:
+                head = BeautifulSoup(html[:html.find("</head>") + 7], "html.parser")
+                self.head_css = [urljoin(f"/{entry['doc']}.html", link["href"])
+                                 for link in head.find_all("link", rel="stylesheet")]
+            for m in re.finditer(r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', html, re.S):
+                self.widget_state.update(json.loads(m.group(1))["state"])
+            for m in re.finditer(r'<script type="application/vnd.jupyter.widget-view\+json">(.*?)</script>', html, re.S):
+                self.view_ids.append(json.loads(m.group(1))["model_id"])
+
+    def widget_sheet(self) -> str:
+        """A page holding every explorable of the book at its default view and nothing else, with the site's
+        widget JavaScript and MathJax: rendered once, its views are copied into the book as static HTML."""
+        state = json.dumps({"version_major": 2, "version_minor": 0, "state": self.default_views_only()})
+        views = "\n".join(f'<div class="print-view" data-model="{m}"><script type="application/vnd.jupyter.widget-view'
+                          f'+json">{{"version_major": 2, "version_minor": 0, "model_id": "{m}"}}</script></div>'
+                          for m in self.view_ids)
+        css = "".join(f'<link rel="stylesheet" href="{h}">' for h in self.head_css)
+        return f"""<!DOCTYPE html><html lang="{self.lang}" data-theme="light" data-mode="light"><head><meta charset="utf-8">
+{css}<link rel="stylesheet" href="/__print__/print.css">
+<script>window.MathJax = {{options: {{processHtmlClass: "tex2jax_process|mathjax_process|math|output_area"}}}};</script>
+<script src="/_static/widgets_shim.js"></script><script src="/_static/require.js"></script>
+<script src="/_static/widgets/embed-amd.js"></script><script defer src="/_static/mathjax/tex-mml-chtml.js"></script>
+<script type="application/vnd.jupyter.widget-state+json">{state}</script></head>
+<body><main class="print-sheet" style="width: 6in">{views}</main></body></html>"""
+
+    def default_views_only(self) -> dict:
+        """The widget state with every Stack holding only its selected view (the default, what the book prints);
+        the other positions become one empty placeholder, so indices stay valid and the browser builds ~1/10 of
+        the DOM. Models no longer reachable from a displayed view are dropped."""
+        state = copy.deepcopy(self.widget_state)
+        empty = "print0empty0html"
+        state[empty] = {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls",
+                        "model_module_version": "2.0.0", "state": {"value": "", "_model_name": "HTMLModel",
+                                                                   "_view_name": "HTMLView"}}
+        for model in state.values():
+            if model["model_name"] == "StackModel":
+                s = model["state"]
+                sel = s.get("selected_index") or 0
+                s["children"] = [c if i == sel else f"IPY_MODEL_{empty}" for i, c in enumerate(s["children"])]
+        # reachable from the displayed views (and every link, whose ends are displayed)
+        roots = set(self.view_ids) | {empty} | {k for k, v in state.items() if v["model_name"] == "LinkModel"}
+        seen, todo = set(), list(roots)
+        while todo:
+            k = todo.pop()
+            if k in seen or k not in state:
+                continue
+            seen.add(k)
+            todo.extend(re.findall(r"IPY_MODEL_([0-9a-z]+)", json.dumps(state[k]["state"])))
+        return {k: v for k, v in state.items() if k in seen}
 
     def page_rules(self) -> list[str]:
         """Named pages: one per chapter, whose running head is the chapter's title (Chromium has margin boxes
@@ -369,18 +430,39 @@ def serve(site: Path, print_dir: Path):
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-WAIT_RENDERED = """async () => {
-  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
+CAPTURE_VIEWS = """async () => {
+  // Every explorable of the widget sheet, rendered by the site's widget manager, copied as static HTML: what is
+  // not displayed (the Stack's other positions are placeholders anyway) dropped, form values written as attributes.
+  const holders = [...document.querySelectorAll('.print-view')];
+  const rendered = h => h.querySelector('.widget-subarea > *, .jupyter-widgets');
   const t0 = Date.now();
-  while (Date.now() - t0 < 240000) {
-    const done = [...views].every(s => s.parentElement.querySelector('.jupyter-widgets, .widget-container, .lm-Widget'));
-    if (done && window.MathJax && MathJax.startup && MathJax.startup.promise) break;
-    await new Promise(r => setTimeout(r, 250));
+  while (Date.now() - t0 < 180000 && !holders.every(rendered)) await new Promise(r => setTimeout(r, 250));
+  if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; await MathJax.typesetPromise(); }
+  await new Promise(r => setTimeout(r, 500));
+  const views = {};
+  for (const h of holders) {
+    const root = h.querySelector('.widget-subarea') || rendered(h);
+    if (!root || !rendered(h)) { views[h.dataset.model] = null; continue; }
+    for (const e of root.querySelectorAll('*')) {
+      if (getComputedStyle(e).display === 'none') e.setAttribute('data-print-drop', '');
+      if (e.tagName === 'OPTION' && e.selected) e.setAttribute('selected', '');
+      if (e.tagName === 'INPUT') e.setAttribute('value', e.value);
+    }
+    const clone = root.cloneNode(true);
+    clone.querySelectorAll('[data-print-drop], script').forEach(e => e.remove());
+    views[h.dataset.model] = clone.outerHTML;
   }
+  const css = [...document.head.querySelectorAll('style')].map(s => s.textContent).join(' ');
+  return {views, css, seconds: (Date.now() - t0) / 1000};
+}"""
+
+WAIT_TYPESET = """async () => {
+  const t0 = Date.now();
+  while (Date.now() - t0 < 120000 && !(window.MathJax && MathJax.startup && MathJax.startup.promise))
+    await new Promise(r => setTimeout(r, 200));
   await MathJax.startup.promise;
-  await MathJax.typesetPromise();          // maths inside the widgets' HTML too
   await document.fonts.ready;
-  return [...views].filter(s => !s.parentElement.querySelector('.jupyter-widgets, .widget-container, .lm-Widget')).length;
+  return (Date.now() - t0) / 1000;
 }"""
 
 LAYOUT_REPORT = """() => {
@@ -430,29 +512,49 @@ EPUB_EXPORT = """async (args) => {
 }"""
 
 
+def launch(p):
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+    page = browser.new_page(viewport={"width": 576, "height": 900})
+    page.set_default_timeout(600000)
+    return browser, page
+
+
+def capture_views(url: str) -> dict:
+    """Render the widget sheet and return {views: {model id: html}, css}."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = launch(p)
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}/__print__/widgets.html", wait_until="load")
+        got = page.evaluate(CAPTURE_VIEWS)
+        browser.close()
+    missing = [k for k, v in got["views"].items() if not v]
+    print(f"build_pdf: {len(got['views'])} explorables rendered at their default view in {got['seconds']:.0f} s")
+    if missing:
+        raise SystemExit(f"build_pdf: {len(missing)} explorable(s) did not render ({missing[:3]}): {errors[:3]}")
+    return got
+
+
 def render(url: str, pdf_path: Path, print_dir: Path, chapters: list[dict], lang: str, shots_dir: Path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 560, "height": 900})
-        page.set_default_timeout(300000)
+        browser, page = launch(p)
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.emulate_media(media="print")
         t0 = time.time()
         page.goto(f"{url}/{PRINT_DOC}", wait_until="load")
-        missing = page.evaluate(WAIT_RENDERED)
-        print(f"build_pdf: rendered in {time.time() - t0:.0f} s ({missing} explorable(s) not rendered)")
-        if missing:
-            raise SystemExit(f"build_pdf: {missing} explorable(s) did not render: {errors[:3]}")
-        # The EPUB first (screen-independent): widget images, then XHTML bodies.
+        page.evaluate(WAIT_TYPESET)
+        print(f"build_pdf: book typeset in {time.time() - t0:.0f} s")
+        # The EPUB first: images of the explorables' default views, then XHTML bodies.
         shots_dir.mkdir(parents=True, exist_ok=True)
-        outputs = page.query_selector_all(".print-explorable")
         shots = []
-        for i, el in enumerate(outputs):
+        for i, el in enumerate(page.query_selector_all(".print-explorable")):
             el.evaluate("(e, i) => e.setAttribute('data-shot', i)", i)
-            target = el.query_selector(".jupyter-widgets") or el
+            target = el.query_selector(".widget-subarea") or el
             f = shots_dir / f"explorable-{i:02d}.png"
             target.screenshot(path=str(f))
             shots.append(f)
@@ -464,14 +566,16 @@ def render(url: str, pdf_path: Path, print_dir: Path, chapters: list[dict], lang
             page.pdf(path=str(pdf_path), prefer_css_page_size=True, print_background=True, outline=True,
                      tagged=True, display_header_footer=False)
 
+        t1 = time.time()
         pdf()                                              # first printing: where does each chapter begin?
         pages = chapter_pages(pdf_path, page, chapters)
         page.evaluate("(pages) => { for (const el of document.querySelectorAll('.print-toc-page')) "
                       "el.textContent = pages[el.dataset.target] || ''; }", pages)
         pdf()                                              # second printing, with the contents' page numbers
+        print(f"build_pdf: printed twice in {time.time() - t1:.0f} s")
         again = chapter_pages(pdf_path, page, chapters)
         if again != pages:
-            print(f"build_pdf: warning: page numbers moved between printings: {pages} → {again}", file=sys.stderr)
+            raise SystemExit(f"build_pdf: page numbers moved between printings: {pages} → {again}")
         browser.close()
     return epub_pages, shots, pages
 
@@ -534,7 +638,10 @@ def build_epub(epub_path: Path, site: Path, lang: str, chapters: list[dict], pag
                 f = site / unquote(path.lstrip("/"))
                 if f.exists() and f.suffix.lower() in media:
                     name = images.setdefault(path, f"img/{len(images):03d}{f.suffix.lower()}")
-                    files[name] = f.read_bytes()
+                    data = f.read_bytes()
+                    if f.suffix.lower() == ".svg":   # EPUB 3 forbids external DTDs: matplotlib writes SVG 1.1's
+                        data = re.sub(rb"<!DOCTYPE[^\[>]*(\[.*?\]\s*)?>", b"", data, count=1, flags=re.S)
+                    files[name] = data
                     return f'src="{name}"'
             return m.group(0)
 
@@ -655,14 +762,17 @@ def main(argv=None):
     version, date = git_version()
     build_date = dt.date.today().isoformat()
     asm = Assembler(site, args.lang, entries, site_url)
-    doc = asm.build(version, build_date)
+    asm.collect()
     print_dir = ROOT / "_build" / "print" / args.lang
     print_dir.mkdir(parents=True, exist_ok=True)
-    (print_dir / "book.html").write_text(doc, encoding="utf-8")
     (print_dir / "print.css").write_bytes((HERE / "print.css").read_bytes())
+    (print_dir / "widgets.html").write_text(asm.widget_sheet(), encoding="utf-8")
     server, url = serve(site, print_dir)
-    pdf_path, epub_path = site / f"{NAME}.pdf", site / f"{NAME}.epub"
     try:
+        got = capture_views(url)
+        asm.static_views, asm.widget_css = got["views"], got["css"]
+        (print_dir / "book.html").write_text(asm.build(version, build_date), encoding="utf-8")
+        pdf_path, epub_path = site / f"{NAME}.pdf", site / f"{NAME}.epub"
         epub_pages, shots, pages = render(url, pdf_path, print_dir, asm.chapters, args.lang, print_dir / "shots")
     finally:
         server.shutdown()
