@@ -465,6 +465,19 @@ WAIT_TYPESET = """async () => {
   return (Date.now() - t0) / 1000;
 }"""
 
+FIT_TABLES = """() => {
+  // A table wider than the text block is stepped down (print.css: print-fit-1..3: smaller type, tighter cells,
+  // numbers allowed to wrap) until it fits; what still does not fit is reported by LAYOUT_REPORT.
+  const out = [];
+  for (const t of document.querySelectorAll('.print-chapter table')) {
+    const avail = t.closest('.print-chapter').getBoundingClientRect().width;
+    let step = 0;
+    while (step < 3 && t.getBoundingClientRect().width > avail + 0.5) t.classList.add(`print-fit-${++step}`);
+    if (step) out.push({doc: t.closest('.print-chapter').dataset.doc, step, width: Math.round(t.getBoundingClientRect().width)});
+  }
+  return out;
+}"""
+
 LAYOUT_REPORT = """() => {
   // Everything a reader would see cut at the text block's edge, measured in the print layout.
   const out = [];
@@ -559,6 +572,9 @@ def render(url: str, pdf_path: Path, print_dir: Path, chapters: list[dict], lang
             target.screenshot(path=str(f))
             shots.append(f)
         epub_pages = page.evaluate(EPUB_EXPORT, {})
+        fitted = page.evaluate(FIT_TABLES)
+        print(f"build_pdf: {len(fitted)} wide table(s) set smaller to fit the page "
+              f"({sum(f['step'] == 3 for f in fitted)} at 6 pt)")
         layout = page.evaluate(LAYOUT_REPORT)
         (print_dir / "layout.json").write_text(json.dumps(layout, indent=1, ensure_ascii=False), encoding="utf-8")
 
