@@ -232,3 +232,18 @@ def test_sizes_and_page_count_report(edition):
     assert pdf_bytes < PDF_BUDGET and epub_bytes < EPUB_BUDGET
     assert PAGES_MIN <= report["pages"] <= PAGES_MAX
     assert summary["seconds"] < BUILD_SECONDS_BUDGET
+
+
+def test_cross_references_resolve_inside_the_book(edition):
+    """Every link between the book's pages (glossary terms, citations, exercises, solutions, chapters) is a link
+    inside the PDF whose target exists, and the PDF carries a destination for each."""
+    html = (PRINT / edition["lang"] / "book.html").read_text(encoding="utf-8")
+    ids = set(re.findall(r'\bid="([^"]+)"', html))
+    hrefs = [unescape(h) for h in re.findall(r'href="#([^"]+)"', html)]
+    assert len(hrefs) > 1000, f"only {len(hrefs)} internal links"
+    dangling = sorted({h for h in hrefs if h not in ids})
+    assert not dangling, f"{len(dangling)} internal link(s) with no target, e.g. {dangling[:8]}"
+    dests = tool("pdfinfo", "-dests", str(edition["pdf"]))
+    named = set(re.findall(r'"(.*)"\s*$', dests, re.M))
+    missing = sorted(set(hrefs) - named)
+    assert not missing, f"{len(missing)} link target(s) without a PDF destination, e.g. {missing[:8]}"
