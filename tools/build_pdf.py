@@ -779,7 +779,7 @@ def main(argv=None):
     build_date = dt.date.today().isoformat()
     asm = Assembler(site, args.lang, entries, site_url)
     asm.collect()
-    print_dir = ROOT / "_build" / "print" / args.lang
+    print_dir = ROOT / "_build" / "print" / (args.lang + ("-partial" if args.only else ""))
     print_dir.mkdir(parents=True, exist_ok=True)
     (print_dir / "print.css").write_bytes((HERE / "print.css").read_bytes())
     (print_dir / "widgets.html").write_text(asm.widget_sheet(), encoding="utf-8")
@@ -788,7 +788,8 @@ def main(argv=None):
         got = capture_views(url)
         asm.static_views, asm.widget_css = got["views"], got["css"]
         (print_dir / "book.html").write_text(asm.build(version, build_date), encoding="utf-8")
-        pdf_path, epub_path = site / f"{NAME}.pdf", site / f"{NAME}.epub"
+        out_dir = print_dir if args.only else site        # a partial book never replaces the site's files
+        pdf_path, epub_path = out_dir / f"{NAME}.pdf", out_dir / f"{NAME}.epub"
         epub_pages, shots, pages = render(url, pdf_path, print_dir, asm.chapters, args.lang, print_dir / "shots")
     finally:
         server.shutdown()
