@@ -7,11 +7,12 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 BUILD_FLAGS := -W -n --keep-going
 PORT ?= 8000
 
-.PHONY: help book test test-unit test-nbval test-build test-browser test-lite-run test-thorough quick quick-lib \
-	lab serve execute assets lock clean lite
+.PHONY: help book test test-unit test-nbval test-build test-browser test-pdf test-lite-run test-thorough quick \
+	quick-lib lab serve execute assets lock clean lite
 
 help:
-	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict)"
+	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict),"
+	@echo "              then the whole book as _build/html/steel-and-silicon.pdf and .epub (tools/build_pdf.py)"
 	@echo "make test   - unit, property and doctests; nbval over every chapter; strict build; browser checks"
 	@echo "make quick CH=chapters/04_parallelism.ipynb - the contributor's loop: library tests, one chapter (< 3 min)"
 	@echo "make test-thorough - property tests under fresh random Hypothesis seeds and 2,000 examples a property"
@@ -48,10 +49,12 @@ book: assets
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser, offline
 	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
+	$(PY) tools/build_pdf.py --lang en                         # the book to keep: PDF and EPUB from the built pages
+	if [ -f _build/html/zh-CN/index.html ]; then $(PY) tools/build_pdf.py --lang zh-CN; fi   # each edition: one more run
 
 # Deterministic: Hypothesis is derandomised (tests/conftest.py, profile "book"), so every run draws the same examples.
 test-unit: $(VENV_STAMP)
-	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser
+	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain --ignore=tests/browser --ignore=tests/test_pdf.py
 
 # Exploring (issue 23): the property tests under $(SEEDS) fresh random seeds, then once with 2,000 examples a property.
 # Run it before a submission that changes the library or its tests; a failure prints the seed and the example, which
@@ -70,7 +73,7 @@ test-thorough: $(VENV_STAMP)
 # two slow families that make test runs anyway — the JupyterLite build (test_lite.py, ~60 s) and the labs' real
 # torch.distributed ranks (test_labs.py, ~55 s) — then one chapter's nbval and its strict one-chapter build.
 CH ?= chapters/04_parallelism.ipynb
-QUICK_SKIP = --ignore=tests/browser --ignore=tests/test_lite.py --ignore=tests/test_labs.py
+QUICK_SKIP = --ignore=tests/browser --ignore=tests/test_lite.py --ignore=tests/test_labs.py --ignore=tests/test_pdf.py
 quick-lib: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadfile --doctest-modules tests lib/chipchain $(QUICK_SKIP)
 
@@ -83,6 +86,10 @@ test-nbval: $(VENV_STAMP)
 
 test-build: book
 
+# The PDF and EPUB `make book` wrote (after it): titles, glued numbers, fonts, page boxes, epubcheck, budgets.
+test-pdf: $(VENV_STAMP)
+	$(PYTEST) -q tests/test_pdf.py
+
 test-browser: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 --dist loadgroup -m "not lite_run" tests/browser
 
@@ -92,7 +99,7 @@ test-lite-run: $(VENV_STAMP)
 	$(PYTEST) -q -n 2 -m lite_run tests/browser
 
 # Each stage prints its wall time, so a slow stage is visible in CI's log.
-TEST_STAGES := test-unit test-nbval test-build test-browser test-lite-run
+TEST_STAGES := test-unit test-nbval test-build test-pdf test-browser test-lite-run
 test: assets
 	@for stage in $(TEST_STAGES); do \
 	  start=$$(date +%s); $(MAKE) --no-print-directory $$stage || exit 1; \

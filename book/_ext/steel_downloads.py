@@ -1,0 +1,40 @@
+"""The whole book as PDF and EPUB, offered on every page: the top bar and the page's download menu.
+
+``tools/build_pdf.py`` (run by ``make book`` after the site build) writes ``steel-and-silicon.pdf`` and
+``steel-and-silicon.epub`` at the root of each edition's site (``_build/html`` and ``_build/html/<lang>``); the links
+here are relative to that root, so the same build serves any edition. sphinx-book-theme builds its header buttons in
+``html-page-context`` at priority 501; this runs after it.
+"""
+from __future__ import annotations
+
+BOOK = "steel-and-silicon"
+
+
+def _add_book_downloads(app, pagename, templatename, context, doctree) -> None:
+    buttons = context.get("header_buttons")
+    pathto = context.get("pathto")
+    if buttons is None or pathto is None:
+        return
+    pdf, epub = pathto(f"{BOOK}.pdf", 1), pathto(f"{BOOK}.epub", 1)
+    book_links = [
+        {"type": "link", "url": pdf, "text": "Book (.pdf)", "icon": "fas fa-book",
+         "tooltip": "Download the whole book as PDF", "label": "download-book-pdf-button"},
+        {"type": "link", "url": epub, "text": "Book (.epub)", "icon": "fas fa-book-open",
+         "tooltip": "Download the whole book as EPUB", "label": "download-book-epub-button"},
+    ]
+    for group in buttons:
+        if group.get("label") == "download-buttons":
+            group["buttons"].extend(book_links)
+            break
+    else:
+        buttons.insert(0, {"type": "group", "tooltip": "Download the book", "icon": "fas fa-download",
+                           "buttons": book_links, "label": "download-buttons"})
+    # the top bar: one button straight to the PDF
+    buttons.insert(0, {"type": "link", "url": pdf, "icon": "fas fa-file-pdf", "text": "",
+                       "tooltip": "The whole book as PDF (EPUB in the download menu)",
+                       "label": "book-pdf-button"})
+
+
+def setup(app):
+    app.connect("html-page-context", _add_book_downloads, priority=502)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
