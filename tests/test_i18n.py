@@ -116,6 +116,22 @@ def test_a_changed_english_paragraph_is_flagged_until_retranslated(tmp_path):
     assert any("stale" in p and "01_x" in p for p in i18n.check("zh-CN", root))
 
 
+def test_updating_twice_changes_nothing(tmp_path):
+    """A catalog changes only when the English does: re-running update is a no-op (no date churn in git)."""
+    root = _mini_book(tmp_path, "The gap is large.")
+    i18n.update("zh-CN", root)
+    po = i18n.catalog_path(root / "chapters" / "01_x.ipynb", "zh-CN", root)
+    first = po.read_bytes()
+    i18n.update("zh-CN", root)
+    assert po.read_bytes() == first
+
+
+def test_the_books_catalogs_are_current():
+    """Every English block of the book is an entry of its page's catalog (tools/i18n.py update was run)."""
+    problems = [p for p in i18n.check("zh-CN") if "not in the catalog" in p or "no catalog" in p]
+    assert not problems, problems[:5]
+
+
 def test_translated_copy_keeps_code_and_outputs(tmp_path):
     root = _mini_book(tmp_path, "Forty-two: {glue:text}`k`.")
     i18n.update("zh-CN", root)

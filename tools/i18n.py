@@ -315,7 +315,9 @@ def update(lang: str, root: Path = ROOT) -> dict:
         path = catalog_path(page, lang, root) if page.suffix != ".yml" else \
             root / "locale" / LANGS[lang] / "LC_MESSAGES" / "_toc.po"
         old = read_catalog(path) if path.exists() else None
-        cat = Catalog(locale=LANGS[lang], project="Steel and Silicon", fuzzy=False,
+        cat = Catalog(locale=LANGS[lang], project="Steel and Silicon", fuzzy=False, version="1",
+                      creation_date=old.creation_date if old else None,     # re-running changes nothing
+                      revision_date=old.revision_date if old else None,
                       header_comment=f"# {page.relative_to(root)}: the {lang} translation of its prose "
                                      f"(tools/i18n.py; one entry per English block)")
         old_ids = {m.id: m for m in old if m.id} if old else {}
