@@ -84,6 +84,12 @@ def test_chapter_copy_installs_chipchain_then_matches_the_source(site, name):
     first = copy["cells"][0]
     assert first["cell_type"] == "code" and build_lite.INSTALL_TAG in first["metadata"]["tags"]
     assert first["metadata"].get("trusted") is True     # one untrusted cell and the toolbar reads "Not Trusted"
+    # the copy names the kernel the site registers, so JupyterLite starts it instead of asking (a "Select Kernel"
+    # dialog once stalled a chapter): read the registered name from the Pyodide kernel extension the site serves
+    registered = set()
+    for js in (site / "extensions" / "@jupyterlite" / "pyodide-kernel-extension").rglob("*.js"):
+        registered |= set(re.findall(r'spec:\{name:"([\w-]+)",display_name:"[^"]*Pyodide', js.read_text("utf-8")))
+    assert copy["metadata"]["kernelspec"]["name"] in registered, (copy["metadata"]["kernelspec"], registered)
     src = "".join(first["source"])
     assert re.search(r"^%pip install .*\bchipchain\b", src, re.M), src
     cells, original = copy["cells"][1:], build_lite.joined(source)["cells"]

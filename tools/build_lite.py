@@ -328,11 +328,19 @@ def kernel_wheels(site: Path) -> list[Path]:
     return out
 
 
+#: the kernel the site's JupyterLite registers (jupyterlite-pyodide-kernel 0.6: name "python"). A copy that names
+#: the book's own "python3" kernel gets only a language match, and JupyterLite then sometimes shows its "Select
+#: Kernel" dialog instead of starting one (seen: a chapter stalled behind it in the lite run test)
+PYODIDE_KERNELSPEC = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
+
+
 def with_install_cell(notebook: dict) -> dict:
-    """A copy of ``notebook`` whose first cell installs chipchain in the Pyodide kernel."""
+    """A copy of ``notebook`` whose first cell installs chipchain in the Pyodide kernel, and whose kernelspec names
+    that kernel."""
     cell = {"cell_type": "code", "execution_count": None, "id": "jupyterlite-install",
             "metadata": {"tags": [INSTALL_TAG], "trusted": True}, "outputs": [], "source": INSTALL_SOURCE}
     nb = dict(notebook)
+    nb["metadata"] = {**notebook.get("metadata", {}), "kernelspec": dict(PYODIDE_KERNELSPEC)}
     nb["cells"] = [cell] + [c for c in notebook["cells"] if INSTALL_TAG not in c.get("metadata", {}).get("tags", [])]
     return nb
 
