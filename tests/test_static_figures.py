@@ -1,0 +1,63 @@
+"""Issue 28: static figures drawn by the chart system — axis titles with units, direct labels that do not collide
+(each label's box at the phone's text size, the size every chart is laid out for), and plotted values equal to the
+library's."""
+import math
+import re
+
+import pytest
+
+from chipchain import inference, models, plotting, roofline, views
+
+_TEXT = re.compile(r'<text x="([\d.]+)" y="([\d.]+)" text-anchor="(\w+)" fill="([^"]+)" stroke="#fff"[^>]*>([^<]*)<')
+
+
+def direct_labels(html):
+    """(text, box) of every direct label (the haloed texts) in a chart's SVG."""
+    return [(t, plotting._Boxes.box(float(x), float(y), t, a)) for x, y, a, _, t in _TEXT.findall(html)]
+
+
+def disjoint(a, b):
+    return min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
+
+
+def assert_no_collisions(html):
+    labels = direct_labels(html)
+    for i, (ta, a) in enumerate(labels):
+        assert 0 <= a[0] and a[2] <= plotting.VIEW_WIDTH, ta          # inside the chart
+        for tb, b in labels[i + 1:]:
+            assert disjoint(a, b), (ta, tb)
+
+
+def axis_titles(html):
+    svg = html.split("<svg", 1)[1]
+    return re.findall(r'<text x="[\d.]+" y="[\d.]+"(?: text-anchor="middle")? fill="#333">([^<]*\([^<]*\))</text>', svg)
+
+
+def test_ch12_decode_roofline_is_a_chart_with_the_librarys_numbers():
+    f = views.inference.decode_roofline_figure("H100", "Llama-3-8B", 2048, batches=(1, 8, 64, 512))
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and 'aria-label="Log–log roofline of the H100-SXM' in html
+    assert "<img" not in html and "matplotlib" not in html
+    titles = axis_titles(html)
+    assert "arithmetic intensity (FLOP/byte)" in titles and "attainable BF16 TFLOP/s (dense)" in titles
+    assert f.data["ridge"] == roofline.ridge_point("H100", "bf16")
+    assert f"ridge {roofline.ridge_point('H100', 'bf16'):,.0f} FLOP/byte" in html
+    m = models.get("Llama-3-8B")
+    want = [inference.decode_intensity(m, 2048, b, "bf16", "bf16") for b in (1, 8, 64, 512)]
+    want.append(inference.prefill_intensity(m, 2048, 1, "bf16", "bf16"))
+    got = [i for _, i, _ in f.data["points"]]
+    assert got == want
+    for (_, i, y) in f.data["points"]:
+        assert y == float(roofline.attainable_flops("H100", i, "bf16")) / 1e12
+    # the plotted point sits where the chart's own log scale puts (intensity, attainable)
+    circles = [(float(x), float(y)) for x, y in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', html)]
+    assert len(circles) == 5
+    xs = [c[0] for c in circles]
+    assert xs == sorted(xs)                                      # in order of intensity, left to right
+    ratio = (xs[1] - xs[0]) / (xs[4] - xs[0])
+    assert ratio == pytest.approx(math.log(got[1] / got[0]) / math.log(got[4] / got[0]), abs=2e-3)
+    labels = [t for t, _ in direct_labels(html)]
+    assert {"batch 1", "batch 8", "batch 64", "batch 512: does not fit", "prefill, 2,048 tokens",
+            "ridge 295 FLOP/byte"} <= set(labels)
+    assert_no_collisions(html)
+    assert "does not fit" in str(f) and "989.4 TFLOP/s" in str(f)
