@@ -61,3 +61,35 @@ def test_ch12_decode_roofline_is_a_chart_with_the_librarys_numbers():
             "ridge 295 FLOP/byte"} <= set(labels)
     assert_no_collisions(html)
     assert "does not fit" in str(f) and "989.4 TFLOP/s" in str(f)
+
+
+def test_ch14_calibration_figure_two_charts_with_the_librarys_numbers():
+    from chipchain import calibration
+
+    f = views.calibration.calibration_figure()
+    html = f._repr_html_()
+    charts = html.split('<figure class="cc-chart"')[1:]
+    assert len(charts) == 2 and "<img" not in html
+    assert all('aria-label="Log–log chart of predicted against' in c for c in charts)
+    steps, hours = charts
+    assert {"measured seconds per step (s, published)", "predicted seconds per step (s)"} <= set(axis_titles(steps))
+    assert {"reported GPU-hours (GPU·h)", "predicted GPU-hours (GPU·h)"} <= set(axis_titles(hours))
+    errs = calibration.step_errors()
+    assert f.data["steps"] == [(e.name, e.measured, e.predicted) for e in errs]
+    runs = calibration.gpu_hours_errors(0.5)
+    assert f.data["hours"] == [(e.name, e.reported, e.predicted, e.fixed) for e in runs]
+    # one dot per configuration, two per run (median MFU and fixed MFU), each family named in the key
+    assert steps.count("<circle") == len(errs) and hours.count("<circle") == 2 * len(runs)
+    for fam in dict.fromkeys(e.family for e in errs):
+        assert f'</span>{fam}</li>' in steps
+    assert "at a fixed 50 % MFU</li>" in hours and "± 15 %</li>" in hours and "± 30 %</li>" in hours
+    # a dot sits where the chart's log scale puts it: the x positions keep the measured values' log ratios
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', steps)]
+    first, last = min(range(len(errs)), key=lambda i: errs[i].measured), max(range(len(errs)),
+                                                                             key=lambda i: errs[i].measured)
+    mid = next(i for i in range(len(errs)) if i not in (first, last))
+    ratio = (xs[mid] - xs[first]) / (xs[last] - xs[first])
+    want = math.log(errs[mid].measured / errs[first].measured) / math.log(errs[last].measured / errs[first].measured)
+    assert ratio == pytest.approx(want, abs=2e-3)
+    for c in charts:
+        assert_no_collisions(c)

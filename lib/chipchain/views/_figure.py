@@ -10,11 +10,9 @@ with it, as tables carry theirs), nbval compares its plain text — the numbers 
 """
 from __future__ import annotations
 
-from .. import plotting
+import html
 
-#: side by side from a wide column, stacked on a phone (each panel keeps the chart style's container queries)
-PANELS_CSS = (".cc-panels{display:flex;flex-wrap:wrap;gap:0 1.5em;align-items:flex-start}"
-              ".cc-panels>.cc-panel{flex:1 1 320px;min-width:0}")
+from .. import plotting
 
 
 class Figure:
@@ -26,7 +24,7 @@ class Figure:
         self.data = dict(data or {})
 
     def _repr_html_(self) -> str:
-        return f"<style>{plotting.CHART_CSS}{PANELS_CSS}</style>{self.html}"
+        return f"<style>{plotting.CHART_CSS}</style>{self.html}"
 
     def __str__(self) -> str:
         return self.text
@@ -34,6 +32,12 @@ class Figure:
     __repr__ = __str__
 
 
-def panels(*charts: str) -> str:
-    """Charts side by side on a wide column, one above the other on a phone."""
-    return '<div class="cc-panels">' + "".join(f'<div class="cc-panel">{c}</div>' for c in charts) + "</div>"
+def key(entries) -> str:
+    """An HTML key in the charts' own legend style: (label, colour, kind), kind "line", "dash", "box" or "dot"
+    (for points, which :func:`chipchain.plotting.svg_chart` does not list in its key)."""
+    items = []
+    for label, c, kind in entries:
+        cls = {"line": "cc-sw", "dash": "cc-sw dash", "box": "cc-sw box", "dot": "cc-sw dot"}[kind]
+        prop = "border-color" if kind in ("line", "dash") else "background"
+        items.append(f'<li><span class="{cls}" style="{prop}:{html.escape(c)}"></span>{html.escape(label)}</li>')
+    return f'<ul class="cc-legend">{"".join(items)}</ul>' if items else ""

@@ -204,7 +204,7 @@ def decode_roofline_figure(accelerator, model, context, batches=(1, 8, 64, 512),
 
     >>> f = decode_roofline_figure("H100", "Llama-3-8B", 2048)
     >>> round(f.data["ridge"]), [round(i) for _, i, _ in f.data["points"]]
-    (295, [1, 7, 33, 57, 2082])
+    (295, [1, 8, 33, 57, 2082])
     """
     import numpy as np
 
