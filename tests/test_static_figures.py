@@ -93,3 +93,23 @@ def test_ch14_calibration_figure_two_charts_with_the_librarys_numbers():
     assert ratio == pytest.approx(want, abs=2e-3)
     for c in charts:
         assert_no_collisions(c)
+
+
+def test_ch12_latency_throughput_is_a_chart_with_the_librarys_numbers():
+    from chipchain import serving_latency as sl
+
+    curves = {"8B on 1 × H100": sl.latency_throughput("H100", "Llama-3-8B", 1024),
+              "70B FP8 on 2 × H100": sl.latency_throughput("H100", "Llama-3-70B", 1024, weight_dtype="fp8", n_gpus=2,
+                                                           link="NVLink4")}
+    f = views.serving_ops.latency_throughput_figure(curves)
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html
+    assert {"server throughput (tokens/s, all users)", "time per output token (ms)"} <= set(axis_titles(html))
+    want = [(k, p.batch, p.tpot * 1e3, p.tokens_per_second) for k, pts in curves.items() for p in pts]
+    assert f.data["points"] == want
+    assert html.count("<circle") == len(want)
+    legend = html.split("<svg", 1)[0]
+    assert all(f"</span>{k}</li>" in legend for k in curves)
+    labels = [t for t, _ in direct_labels(html)]
+    assert sorted(labels) == sorted(f"batch {b}" for b in (1, 8, 64) for _ in curves)
+    assert_no_collisions(html)

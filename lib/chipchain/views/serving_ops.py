@@ -32,6 +32,43 @@ def plot_latency_throughput(curves: dict, ax=None, label_batches=(1, 8, 64)):
     return ax
 
 
+def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
+    """The latency–throughput curve as a chart-system figure (:class:`~chipchain.views._figure.Figure`): time per
+    output token (ms) against the server's tokens per second, log–log, one line per entry of ``curves`` (label →
+    list of :class:`chipchain.serving_latency.LatencyPoint`), each batch a dot, the batches in ``label_batches``
+    labelled on the chart.
+
+    >>> f = latency_throughput_figure({"8B": serving_latency.latency_throughput("H100", "Llama-3-8B", 1024, (1, 64))})
+    >>> [(b, round(ms, 2), round(tps)) for _, b, ms, tps in f.data["points"]]
+    [(1, 4.83, 207), (64, 7.36, 8695)]
+    """
+    from ._figure import Figure
+
+    if not curves:
+        raise ValueError("curves must hold at least one labelled list of LatencyPoint")
+    lines, points, data = [], [], []
+    for i, (label, pts) in enumerate(curves.items()):
+        c = plotting.color(i)
+        lines.append({"x": [p.tokens_per_second for p in pts], "y": [p.tpot * 1e3 for p in pts], "label": label,
+                      "color": c})
+        for p in pts:
+            points.append({"x": p.tokens_per_second, "y": p.tpot * 1e3, "color": c,
+                           "label": f"batch {p.batch:,}" if p.batch in label_batches else None})
+            data.append((label, p.batch, p.tpot * 1e3, p.tokens_per_second))
+
+    def span(label, pts):
+        a, b = pts[0], pts[-1]
+        return (f"{label}: from {a.tpot * 1e3:,.1f} ms per token and {a.tokens_per_second:,.0f} tokens/s at batch "
+                f"{a.batch:,} to {b.tpot * 1e3:,.1f} ms and {b.tokens_per_second:,.0f} tokens/s at batch {b.batch:,}")
+
+    alt = ("Log–log chart of time per output token against the server's tokens per second, one curve per "
+           "configuration, a dot per batch size. " + "; ".join(span(k, v) for k, v in curves.items()) + ".")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
+                              xlabel="server throughput (tokens/s, all users)", ylabel="time per output token (ms)",
+                              alt=alt, height=340)
+    return Figure(html, "; ".join(span(k, v) for k, v in curves.items()), {"points": data})
+
+
 def speculative_table(alphas=(0.6, 0.8, 0.9), gammas=(2, 4, 8), cost_ratio=0.05):
     """Expected tokens per target pass and wall-clock speed-up of speculative decoding (Leviathan et al. 2023)
     for each acceptance rate α and draft length γ, as a DataFrame.
