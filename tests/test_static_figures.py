@@ -113,3 +113,20 @@ def test_ch12_latency_throughput_is_a_chart_with_the_librarys_numbers():
     labels = [t for t, _ in direct_labels(html)]
     assert sorted(labels) == sorted(f"batch {b}" for b in (1, 8, 64) for _ in curves)
     assert_no_collisions(html)
+
+
+def test_ch13_time_budget_bars_are_the_walkthroughs_days():
+    from chipchain.views.walkthrough import time_budget_days
+
+    f = views.walkthrough.time_budget_figure()
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and html.count("<rect") == 3 and "<img" not in html
+    assert "time on the cluster (days)" in html
+    bars = time_budget_days()
+    assert f.data["bars"] == bars
+    for name, days in bars:
+        assert f">{name}<" in html and f">{days:,.0f} days<" in html
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', html)]
+    assert len(widths) == 3
+    for (_, d), w in zip(bars, widths):                       # one zero baseline, lengths proportional to days
+        assert w / widths[-1] == pytest.approx(d / bars[-1][1], abs=2e-3)
