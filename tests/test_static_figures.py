@@ -130,3 +130,23 @@ def test_ch13_time_budget_bars_are_the_walkthroughs_days():
     assert len(widths) == 3
     for (_, d), w in zip(bars, widths):                       # one zero baseline, lengths proportional to days
         assert w / widths[-1] == pytest.approx(d / bars[-1][1], abs=2e-3)
+
+
+def test_ch12_transistor_counts_are_the_librarys_and_the_fits_its_doubling_times():
+    from chipchain import moore
+
+    f = views.serving_ops.transistor_counts_figure()
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html
+    assert {"transistors per chip (count)"} <= set(axis_titles(html)) and ">year</text>" in html
+    cpu, acc = moore.transistor_points("microprocessor"), moore.transistor_points("accelerator")
+    assert f.data["cpu"] == [(p.name, p.year, p.transistors) for p in cpu]
+    assert f.data["accelerators"] == [(p.name, p.year, p.transistors) for p in acc]
+    assert html.count("<circle") == len(cpu) + len(acc)
+    for (lo, hi), (_, _, T) in zip(((1971, 2005), (2005, 2022)), f.data["eras"]):     # the function's default eras
+        q = [p for p in cpu if lo <= p.year < hi]
+        assert T == moore.fit_doubling_time([p.year for p in q], [p.transistors for p in q])
+        assert f"doubling every {T:.1f} years</li>" in html
+    assert "1,980" not in html and ">1980<" in html                # years without a thousands separator
+    assert [t for t, _ in direct_labels(html)] == ["V100", "B200"]
+    assert_no_collisions(html)
