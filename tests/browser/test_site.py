@@ -275,10 +275,10 @@ READER_JS = r"""([minPx, wrappers]) => {
   const article = document.querySelector('article.bd-article') || document.body;
   const visible = e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0;
   const where = e => { const box = e.closest('.widget-subarea, table, figure'); return box ? box.className || box.tagName : ''; };
-  // 1. text inside explorable charts: computed size × the SVG's scale on screen
+  // 1. text inside explorable charts and static chart-system figures (issue 28): computed size × the SVG's scale
   const small = [];
   let smallest = null;
-  for (const t of article.querySelectorAll('.widget-subarea svg text')) {
+  for (const t of article.querySelectorAll('.widget-subarea svg text, .cell_output figure.cc-chart svg text')) {
     if (!visible(t) || !t.textContent.trim()) continue;
     const m = t.getScreenCTM();
     if (!m) continue;
@@ -286,7 +286,9 @@ READER_JS = r"""([minPx, wrappers]) => {
     if (smallest === null || px < smallest) smallest = px;
     if (px < minPx - 0.05) small.push(`${px.toFixed(1)} px "${t.textContent.trim().slice(0, 30)}"`);
   }
-  for (const t of article.querySelectorAll('.widget-subarea .cc-legend li, .widget-subarea figure figcaption')) {
+  for (const t of article.querySelectorAll('.widget-subarea .cc-legend li, .widget-subarea figure figcaption, '
+                                           + '.cell_output figure.cc-chart .cc-legend li, '
+                                           + '.cell_output figure.cc-chart > figcaption')) {
     if (!visible(t)) continue;
     const px = parseFloat(getComputedStyle(t).fontSize);
     if (px < minPx - 0.05) small.push(`${px.toFixed(1)} px legend "${t.textContent.trim().slice(0, 30)}"`);
@@ -304,7 +306,30 @@ READER_JS = r"""([minPx, wrappers]) => {
   }
   // 3. rendered outputs (cells and explorables), and 4. the page's text
   const outputs = [...article.querySelectorAll('.cell_output')].filter(visible).map(e => e.innerText);
-  return {smallest, small, cut, outputs, text: article.innerText};
+  // 5. static figures not yet drawn by the chart system (matplotlib PNG or SVG; issue 28): how much each is shrunk
+  //    (displayed / natural width; its 10 pt text renders at about 13.3 px × that) and, for an inline SVG, its
+  //    smallest text on screen
+  const legacy = [];
+  for (const f of article.querySelectorAll('.cell_output img, .cell_output svg')) {
+    if (!visible(f) || f.closest('.cc-chart, .widget-subarea') || (f.tagName.toLowerCase() === 'svg'
+        && f.parentElement && f.parentElement.closest('svg'))) continue;
+    const fig = f.closest('figure'), id = fig && fig.id ? fig.id : '';
+    const shown = f.getBoundingClientRect().width;
+    if (f.tagName.toLowerCase() === 'img') {
+      const kind = (f.currentSrc || f.src).split(/[?#]/)[0].split('.').pop().toLowerCase();
+      if (f.naturalWidth) legacy.push({figure: id, kind, scale: +(shown / f.naturalWidth).toFixed(3)});
+      continue;
+    }
+    let least = null;
+    for (const t of f.querySelectorAll('text')) {
+      const m = t.getScreenCTM();
+      if (!m || !t.textContent.trim()) continue;
+      const px = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+      if (least === null || px < least) least = px;
+    }
+    legacy.push({figure: id, kind: 'svg', smallest_text_px: least === null ? null : +least.toFixed(2)});
+  }
+  return {smallest, small, cut, outputs, legacy, text: article.innerText};
 }"""
 
 
@@ -329,27 +354,31 @@ def _reader_findings(page, label):
         glue = re.findall(r"[^\n]{0,30}\bglue\([^\n]{0,30}", r["text"])
         if glue:
             found["glue( visible"] = glue
-    return found, r["smallest"]
+    return found, r["smallest"], r["legacy"]
 
 
 @pytest.mark.parametrize("path", PAGES)
 def test_what_the_reader_sees(browser, site_url, path):
-    """Issue 14 at 1280 and 390 px: text in every explorable chart ≥ 12 px (desktop) / ≥ 11 px (phone); no table
+    """Issue 14 at 1280 and 390 px: text in every explorable chart and every static chart-system figure (issue 28)
+    ≥ 12 px (desktop) / ≥ 11 px (phone), its key and title too; no table
     cell, control label, readout or button whose text is cut off (unless inside a table's horizontal-scroll
     wrapper); no NaN, None, Ellipsis or Python repr (record, dict, tuple, list, object) in any rendered output; no
     ``glue(`` anywhere on the page."""
-    findings, smallest = {}, {}
+    findings, smallest, legacy = {}, {}, {}
     for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
         page, _ = open_page(browser, f"{site_url}/{path}", viewport)
         try:
-            found, smallest[label] = _reader_findings(page, label)
+            found, smallest[label], legacy[label] = _reader_findings(page, label)
             findings.update(found)
         finally:
             page.close()
     REPORTS.mkdir(parents=True, exist_ok=True)
     name = path.replace("/", "_").removesuffix(".html")
+    # matplotlib figures still to redraw (issue 28) are reported, not asserted: the chart-system ones are asserted
     (REPORTS / f"reader-{name}.json").write_text(json.dumps({"smallest_chart_text_px": smallest,
-                                                             "findings": findings}, indent=1, ensure_ascii=False))
+                                                             "findings": findings,
+                                                             "static_figures_not_yet_chart_system": legacy},
+                                                            indent=1, ensure_ascii=False))
     assert not findings, f"{path}: " + "; ".join(f"{k}: {len(v)} (e.g. {v[:3]})" for k, v in findings.items())
 
 

@@ -10,7 +10,7 @@ from .. import _data, calibration, plotting, tables, units, widgets
 from . import _layout
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
-           "plot_step_scatter", "plot_hours_scatter", "step_explorer", "BANDS"]
+           "plot_step_scatter", "plot_hours_scatter", "calibration_figure", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
 BANDS = (0.15, 0.30)
@@ -178,6 +178,69 @@ def plot_hours_scatter(ax=None, fixed_mfu=0.5):
     ax.set_ylabel("predicted GPU-hours")
     ax.legend(loc="upper left", fontsize=9, frameon=False)
     return ax
+
+
+def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):
+    """A log–log predicted-against-measured chart: ``pairs`` is [(key label, colour, [(x, y), ...])], drawn as
+    points with an HTML key (dots), the identity line and dashed ± :data:`BANDS` lines."""
+    from ._figure import key
+
+    lo, hi = lim
+    lines = [{"x": [lo, hi], "y": [lo, hi], "label": identity, "color": "#000"}]
+    for k, band in enumerate(BANDS):
+        grey = ("#777", "#aaa")[k % 2]
+        for j, f in enumerate((1 + band, 1 - band)):
+            lines.append({"x": [lo, hi], "y": [lo * f, hi * f], "color": grey, "dash": True,
+                          "label": f"± {band:.0%}".replace("%", " %") if j == 0 else None})
+    points = [{"x": x, "y": y, "color": c} for _, c, xy in pairs for x, y in xy]
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True, xlim=lim, ylim=lim, xlabel=xlabel,
+                              ylabel=ylabel, title=title, alt=alt, height=430)
+    return html.replace("<svg", key([(label, c, "dot") for label, c, _ in pairs]) + "<svg", 1)
+
+
+def calibration_figure(fixed_mfu=0.5):
+    """Chapter 14's figure as two chart-system charts, one above the other (:class:`~chipchain.views._figure.Figure`):
+    predicted against measured seconds per step of every fully specified configuration (leave-one-out
+    efficiencies, :func:`chipchain.calibration.step_errors`), one colour per family; and predicted against reported
+    GPU-hours of whole runs (:func:`chipchain.calibration.gpu_hours_errors`) at the median MFU of the other runs of
+    the generation and at a fixed ``fixed_mfu``; each with the identity line and ± 15 % / ± 30 % lines.
+
+    >>> f = calibration_figure()
+    >>> len(f.data["steps"]), len(f.data["hours"])
+    (14, 16)
+    """
+    from ._figure import Figure
+
+    steps, hours = calibration.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
+    fams = list(dict.fromkeys(e.family for e in steps))
+    within = lambda errs, band: sum(abs(e) <= band for e in errs)                 # noqa: E731
+    fixed = f"at a fixed {fixed_mfu:.0%} MFU".replace("%", " %")
+    step_alt = (f"Log–log chart of predicted against measured seconds per step for {len(steps)} configurations, "
+                f"with the identity line and lines at ± 15 and ± 30 %: "
+                + "; ".join(f"{fam}: errors from {min(e.error for e in steps if e.family == fam):+.0%} to "
+                            f"{max(e.error for e in steps if e.family == fam):+.0%}" for fam in fams)
+                + f". {within([e.error for e in steps], 0.15)} of {len(steps)} lie within ± 15 %.")
+    step_chart = _agreement_chart(
+        [(fam, plotting.color(i), [(e.measured, e.predicted) for e in steps if e.family == fam])
+         for i, fam in enumerate(fams)], (0.5, 200), identity="predicted = measured",
+        xlabel="measured seconds per step (s, published)", ylabel="predicted seconds per step (s)",
+        title="Seconds per step: fully specified configurations (leave-one-out efficiency)", alt=step_alt)
+    hours_alt = (f"Log–log chart of predicted against reported GPU-hours for {len(hours)} whole runs, with the "
+                 f"identity line and lines at ± 15 and ± 30 %: at the median MFU of the other runs, "
+                 f"{within([e.error for e in hours], 0.15)} of {len(hours)} lie within ± 15 % and "
+                 f"{within([e.error for e in hours], 0.30)} within ± 30 %; {fixed}, "
+                 f"{within([e.fixed_error for e in hours], 0.15)} and {within([e.fixed_error for e in hours], 0.30)}.")
+    hours_chart = _agreement_chart(
+        [("at the median MFU of the other runs", plotting.color(0), [(e.reported, e.predicted) for e in hours]),
+         (fixed, plotting.color(1), [(e.reported, e.fixed) for e in hours])], (3e4, 5e7),
+        identity="predicted = reported", xlabel="reported GPU-hours (GPU·h)", ylabel="predicted GPU-hours (GPU·h)",
+        title="GPU-hours of whole runs (6ND at an MFU)", alt=hours_alt)
+    text = (f"{len(steps)} configurations, {within([e.error for e in steps], 0.15)} within ± 15 % of the measured "
+            f"step; {len(hours)} runs, {within([e.error for e in hours], 0.30)} within ± 30 % of the reported "
+            f"GPU-hours at the median MFU of the other runs, {within([e.fixed_error for e in hours], 0.30)} {fixed}")
+    return Figure(step_chart + hours_chart, text,
+                  {"steps": [(e.name, e.measured, e.predicted) for e in steps],
+                   "hours": [(e.name, e.reported, e.predicted, e.fixed) for e in hours]})
 
 
 @widgets.explorer

@@ -10,7 +10,8 @@ from . import _layout
 from ..units import fmt_percent
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
-           "process_node_table", "packaging_table", "decode_roofline_points", "plot_moore_projection",
+           "process_node_table", "packaging_table", "decode_roofline_points", "decode_roofline_figure",
+           "plot_moore_projection",
            "serving_explorer"]
 
 #: what every table prints in place of a throughput for a configuration whose weights + KV cache do not fit
@@ -193,6 +194,58 @@ def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512),
         points[label] = inference.decode_intensity(model, context, b, weight_dtype, kv_dtype)
     points[f"prefill {context} tokens"] = inference.prefill_intensity(model, context, 1, weight_dtype, kv_dtype)
     return points
+
+
+def decode_roofline_figure(accelerator, model, context, batches=(1, 8, 64, 512), dtype="bf16"):
+    """Prefill and decode of ``model`` on ``accelerator``'s roofline (dense peak at ``dtype``, HBM bandwidth) as a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`): the roofline, its ridge point
+    (:func:`chipchain.roofline.ridge_point`), and the points of :func:`decode_roofline_points` at their attainable
+    throughput; a batch whose weights and KV cache do not fit one card is drawn grey and says so.
+
+    >>> f = decode_roofline_figure("H100", "Llama-3-8B", 2048)
+    >>> round(f.data["ridge"]), [round(i) for _, i, _ in f.data["points"]]
+    (295, [1, 8, 33, 57, 2082])
+    """
+    import numpy as np
+
+    from ._figure import Figure
+
+    acc, m = hardware.get(accelerator), models.get(model)
+    peak, bw = acc.peak_flops(dtype), acc.require("memory_bandwidth")
+    ridge = roofline.ridge_point(acc, dtype)
+    found = decode_roofline_points(acc.name, m.name, context, batches, dtype, dtype)
+    pts = []
+    for (label, intensity), b in zip(found.items(), list(batches) + [None]):
+        fits = NO_FIT not in label
+        short = (f"prefill, {context:,} tokens" if b is None else
+                 f"batch {b:,}" if fits else f"batch {b:,}: does not fit")
+        pts.append((short, intensity, fits, float(roofline.attainable_flops(acc, intensity, dtype)) / 1e12))
+    lo = min(0.3, min(i for _, i, _, _ in pts) / 2)
+    hi = max(1e4, max(i for _, i, _, _ in pts) * 3)
+    xs = sorted({float(x) for x in np.logspace(np.log10(lo), np.log10(hi), 61)} | {ridge})
+    ys = [float(v) / 1e12 for v in roofline.attainable_flops(acc, np.array(xs), dtype)]
+    colour = {True: plotting.color(1), False: "#888"}
+    points = [{"x": i, "y": y, "label": s, "color": plotting.color(2) if s.startswith("prefill") else colour[f]}
+              for s, i, f, y in pts]
+    decode = [p for p in pts if not p[0].startswith("prefill")]
+    alt = (f"Log–log roofline of the {acc.name} at {dtype.upper()}: a bandwidth slope of {bw / units.TB:.2f} TB/s "
+           f"up to a flat roof of {peak / 1e12:,.0f} TFLOP/s, meeting at the ridge, {ridge:,.0f} FLOP per byte. "
+           + "; ".join(f"{'' if s.startswith('prefill') else 'decode at '}{s}: {i:,.1f} FLOP per byte, {y:,.1f} TFLOP/s"
+                      for s, i, _, y in pts) + ". "
+           + ("Every decode point lies left of the ridge, memory-bound." if all(i < ridge for _, i, _, _ in decode)
+              else ""))
+    html = plotting.svg_chart(
+        lines=[{"x": xs, "y": ys, "label": f"{acc.name} {dtype.upper()} roofline ({peak / 1e12:,.0f} TFLOP/s dense, "
+                                            f"{bw / units.TB:.2f} TB/s)"}],
+        points=points, vlines=[{"x": ridge, "label": f"ridge {ridge:,.0f} FLOP/byte"}],
+        xlog=True, ylog=True, xlim=(lo, hi), ylim=(min(ys) / 1.5, peak / 1e12 * 8), xlabel="arithmetic intensity (FLOP/byte)",
+        ylabel=f"attainable {dtype.upper()} TFLOP/s (dense)", height=340,
+        title=f"{m.name} on one {acc.name}, {context:,}-token context", alt=alt)
+    text = (f"{m.name} on the {acc.name} {dtype.upper()} roofline (ridge {ridge:,.0f} FLOP/byte): "
+            + "; ".join(f"{'' if s.startswith('prefill') else 'decode '}{s}: {i:,.1f} FLOP/byte -> {y:,.1f} TFLOP/s"
+                       for s, i, _, y in pts))
+    return Figure(html, text, {"ridge": ridge, "peak_tflops": peak / 1e12, "bandwidth": bw,
+                               "points": [(s, i, y) for s, i, _, y in pts], "line": (xs, ys)})
 
 
 def _multi_die(acc) -> str:

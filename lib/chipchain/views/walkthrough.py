@@ -17,6 +17,7 @@ from ..units import fmt_percent
 
 __all__ = ["STEP_NAMES", "STEP_CHAPTERS", "LedgerRow", "ledger_rows", "texts", "ledger", "inputs_table",
            "ledger_html", "time_budget_days", "time_budget_html", "evidence_table", "plot_time_budget",
+           "time_budget_figure",
            "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
 
@@ -326,6 +327,23 @@ def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
     ax.set_xlim(0, max(b[1] for b in bars) * 1.2)
     ax.grid(axis="y", visible=False)
     return ax
+
+
+def time_budget_figure(walkthrough: Walkthrough | None = None):
+    """:func:`time_budget_days` as a chart-system figure (:class:`~chipchain.views._figure.Figure`): one named bar
+    per row on one zero baseline, its days written at its end.
+
+    >>> [round(d) for _, d in time_budget_figure().data["bars"]]
+    [76, 152, 156]
+    """
+    from ._figure import Figure
+
+    bars = time_budget_days(walkthrough)
+    days = lambda v: f"{v:,.0f} days"                                                # noqa: E731
+    alt = "Three horizontal bars of the run's length in days: " + "; ".join(f"{k}, {days(v)}" for k, v in bars) + "."
+    html = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(bars)],
+                              xlabel="time on the cluster (days)", unit_format=days, alt=alt)
+    return Figure(html, "; ".join(f"{k}: {days(v)}" for k, v in bars), {"bars": bars})
 
 
 def source_check_table(checks=None):
