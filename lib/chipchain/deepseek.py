@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, assumptions, compute, hardware, inference, models, parallel, units
+from . import _check, assumptions, compute, hardware, inference, models, parallel, published_runs, units
 from .units import DAY
 
 __all__ = [
@@ -75,15 +75,18 @@ class Run:
 #: DeepSeek-V3 as its technical report states it (DeepSeek-AI 2024: abstract, Sec. 1 and Table 1 for the budget;
 #: Sec. 3.1 for the cluster; Sec. 3.2 for the plan: PP 16, EP 64 over 8 nodes, ZeRO-1 data parallelism, no TP;
 #: Sec. 3.2.2 for the 20 SMs given to communication and the 160 GB/s NVLink vs 50 GB/s IB it quotes, which
-#: facts.md reads as one-direction figures). Checked level V (read in the report).
+#: facts.md reads as one-direction figures). Checked level V (read in the report). The run's headline facts (model,
+#: accelerator, GPUs, tokens, pre-training GPU-hours) are the ``deepseek-v3`` row of ``data/published_runs.csv``,
+#: read from :mod:`chipchain.published_runs`; what that table has no column for is stated here.
+_PUBLISHED = published_runs.get("deepseek-v3")
 V3 = Run(
-    name="DeepSeek-V3",
-    model=models.get("DeepSeek-V3"),
-    accelerator="H800",
-    n_gpus=2048,
-    gpu_hours={"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3},
+    name=_PUBLISHED.run,
+    model=_PUBLISHED.model,
+    accelerator=_PUBLISHED.accelerator.name,
+    n_gpus=_PUBLISHED.n_gpus,
+    gpu_hours={"pre-training": _PUBLISHED.gpu_hours, "context extension": 119e3, "post-training": 5e3},
     price_per_gpu_hour=assumptions.value("gpu_rent_per_hour"),
-    tokens=14.8e12,
+    tokens=_PUBLISHED.tokens,
     gpu_hours_per_trillion_tokens=180e3,
     plan=parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1),
     comm_sms=20,

@@ -36,8 +36,7 @@ from . import (_check, activations, assumptions, calibration, checkpoint, comput
 from .units import DAY, kWh
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
-           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep",
-           "shippable_parts"]
+           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep"]
 
 def _assumed(name, given):
     """``given``, or the assumption ``name`` of ``data/assumptions.csv`` when it is None."""
@@ -181,32 +180,6 @@ class ServingStep:
     price_per_gpu_hour: float   #: $ per GPU-hour
     dollars_per_million_tokens_1: float
     dollars_per_million_tokens: float
-
-
-def _node_parts() -> list:
-    """Catalog accelerators that have a node in :mod:`chipchain.systems` (so a cluster of them can be built)."""
-    return list(dict.fromkeys(n.accelerator.name for n in systems.all_nodes() if n.accelerator is not None))
-
-
-@lru_cache(maxsize=None)
-def shippable_parts(rule_id, dtype="bf16") -> tuple:
-    """``(name, dense peak FLOP/s)`` of every catalog part with a node that export rule ``rule_id`` does not
-    control, fastest first at ``dtype`` (parts without that peak left out).
-
-    >>> [n for n, _ in shippable_parts("2023-10")][:1], [n for n, _ in shippable_parts("2022-10")][:1]
-    (['H20'], ['H800'])
-    """
-    policy.rule(rule_id)
-    out = []
-    for name in _node_parts():
-        acc = hardware.get(name)
-        if policy.classify(acc, rule_id).controlled is not False:
-            continue
-        try:
-            out.append((acc.name, float(acc.peak_flops(dtype))))
-        except (ValueError, KeyError):
-            continue
-    return tuple(sorted(out, key=lambda x: -x[1]))
 
 
 def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
@@ -584,7 +557,7 @@ class Walkthrough:
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
     def step8_export(self) -> ExportStep:
         """The accelerator's classification under every rule in :func:`chipchain.policy.rules`, and for each rule
-        the fastest part it lets through (:func:`shippable_parts`) with the days the same run takes on it — same
+        the fastest part it lets through (:func:`chipchain.policy.shippable_parts`) with the days the same run takes on it — same
         GPU count, same MFU, the same 6ND (the plan is not re-searched: time depends only on n · peak · MFU).
 
         >>> e = Walkthrough().step8_export()
@@ -597,7 +570,7 @@ class Walkthrough:
         cls, ship, peak, days = {}, {}, {}, {}
         for r in policy.rules():
             cls[r.id] = policy.classify(self.accelerator, r.id)
-            parts = shippable_parts(r.id, self.dtype)
+            parts = policy.shippable_parts(r.id, self.dtype)
             ship[r.id] = parts[0][0] if parts else None
             peak[r.id] = parts[0][1] if parts else float("nan")
             days[r.id] = (compute.training_time(flops, self.n_gpus, parts[0][1], self.mfu) / DAY if parts
