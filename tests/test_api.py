@@ -18,7 +18,13 @@ import pytest
 import chipchain
 
 RETIRED = {"peak_flops_per_gpu", "peak", "n_accelerators", "recipe_name", "model_name", "restart_time", "hours",
-           "years", "achieved_flops_per_gpu"}
+           "years", "achieved_flops_per_gpu",
+           # one name per batch (issue 29): micro-batch size `microbatch`, sequences per step `batch`
+           "global_batch", "microbatch_size", "micro_batch", "batch_size", "n_micro"}
+#: `stage` is not the ZeRO stage (that is `zero`) nor a pipeline stage (`pp`): only a stage of a training run
+STAGE_MEANS_A_RUN_PHASE = {"chipchain.deepseek.stage_gpu_hours"}
+#: `overlap` is the generic share of any communication hidden; the data-parallel all-reduce's share is `dp_overlap`
+GENERIC_OVERLAP = {"chipchain.comms.exposed_seconds"}
 RECORD_ARGS = {"model": ("GPT-3-175B", "175B"), "accelerator": ("A100-SXM-80GB", "a100"),
                "link": ("IB-NDR", "NDR400"), "cluster": ("DGX-A100", "A100"), "system": ("DGX-H100", "dgx h100")}
 
@@ -55,6 +61,44 @@ def test_parameter_names_follow_the_naming_table(qualname, fn):
     retired = [p for p in params if p in RETIRED]
     assert not trailing, f"{qualname} has parameters ending in '_': {trailing}"
     assert not retired, f"{qualname} uses retired names {retired} (see CONTRIBUTING.md)"
+    assert "stage" not in params or qualname in STAGE_MEANS_A_RUN_PHASE, \
+        f"{qualname} takes `stage`: the ZeRO stage is `zero` (CONTRIBUTING.md)"
+    assert "overlap" not in params or qualname in GENERIC_OVERLAP, \
+        f"{qualname} takes `overlap`: the data-parallel all-reduce's hidden share is `dp_overlap` (CONTRIBUTING.md)"
+
+
+def _records():
+    import dataclasses
+    out = []
+    for info in pkgutil.walk_packages(chipchain.__path__, prefix="chipchain."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        mod = importlib.import_module(info.name)
+        for cname, cls in vars(mod).items():
+            if inspect.isclass(cls) and cls.__module__ == mod.__name__ and dataclasses.is_dataclass(cls):
+                out.append((f"{mod.__name__}.{cname}", [f.name for f in dataclasses.fields(cls)]))
+    return sorted(out)
+
+
+RECORDS = _records()
+
+
+@pytest.mark.parametrize("qualname,fields", RECORDS, ids=[q for q, _ in RECORDS])
+def test_record_fields_follow_the_naming_table(qualname, fields):
+    # a record's field is read by name as often as a parameter is passed: Plan.microbatch_size was Plan's name
+    # for what every function calls `microbatch`
+    retired = [f for f in fields if f in RETIRED or f in ("stage", "overlap")]
+    assert not retired, f"{qualname} has fields with retired names {retired} (see CONTRIBUTING.md)"
+
+
+def test_the_renamed_arguments_are_the_ones_the_library_uses():
+    from chipchain import activations, calibration, comms, memory, parallel
+    assert "batch" in inspect.signature(calibration.predict_step).parameters              # the global batch
+    assert list(inspect.signature(activations.activation_bytes_per_layer).parameters)[1] == "microbatch"
+    assert list(inspect.signature(memory.sharded_state_breakdown).parameters)[2] == "zero"
+    assert list(inspect.signature(parallel.zero_traffic_factor).parameters) == ["zero"]
+    assert "dp_overlap" in inspect.signature(comms.dp_scaling_efficiency).parameters
+    assert parallel.Plan(tp=1, pp=1, dp=2, microbatch=4).batch == 4 * 2              # microbatch × microbatches × dp
 
 
 def _callable_with_one_record(fn):

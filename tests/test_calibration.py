@@ -74,7 +74,7 @@ def test_predict_step_against_every_fully_specified_configuration():
 
 
 def test_prediction_parts_add_up_and_mfu_below_hfu():
-    p = cal.predict_step("175B", "A100", 1024, tp=8, pp=16, global_batch=1536, recompute="full")
+    p = cal.predict_step("175B", "A100", 1024, tp=8, pp=16, batch=1536, recompute="full")
     parts = p.compute + p.recompute + p.bubble + p.exposed_comm
     assert p.seconds == pytest.approx(parts, rel=1e-12)
     assert 0 < p.mfu < p.hfu < 1
@@ -82,9 +82,9 @@ def test_prediction_parts_add_up_and_mfu_below_hfu():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="n_gpus"):
-        cal.predict_step("175B", "A100", 1000, tp=8, pp=16, global_batch=1536)
-    with pytest.raises(ValueError, match="global_batch"):
-        cal.predict_step("175B", "A100", 1024, tp=8, pp=16, global_batch=1001)
+        cal.predict_step("175B", "A100", 1000, tp=8, pp=16, batch=1536)
+    with pytest.raises(ValueError, match="batch="):
+        cal.predict_step("175B", "A100", 1024, tp=8, pp=16, batch=1001)
     with pytest.raises(ValueError, match="gpu_hours"):
         cal.implied_mfu(7e9, 1e12, -1, "A100")
     with pytest.raises(KeyError, match="nearest"):
@@ -99,7 +99,7 @@ def test_more_data_parallel_gpus_never_slower_per_token_at_scale(k, pp):
     """Up to 8 × 8 × 2¹⁴ ≈ 10⁶ GPUs: answers within a second, time per step positive."""
     n = 8 * pp * 2 ** k
     t0 = time.process_time()
-    p = cal.predict_step("7B", "H100", n, tp=8, pp=pp, global_batch=2 ** k * 64)
+    p = cal.predict_step("7B", "H100", n, tp=8, pp=pp, batch=2 ** k * 64)
     assert time.process_time() - t0 < 1.0 and p.seconds > 0 and 0 < p.mfu < 1
 
 

@@ -144,14 +144,15 @@ class StepPrediction:
     plan: parallel.Plan
 
 
-def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, microbatch=1,
+def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, seq=None, microbatch=1,
                  recompute="selective", sequence_parallel=True, virtual_stages=1, efficiency=None, dtype="bf16",
                  dp_overlap=0.0) -> StepPrediction:
     """Seconds per training step of a TP × PP × DP plan, from the library's pieces:
 
     T = F_hw / (n · peak · η) · (1 + bubble) + T_TP + T_PP + (1 − ``dp_overlap``) · T_DP
 
-    F_hw: :func:`flops_per_token` (6N + attention, plus the recomputation) × ``global_batch`` × ``seq``; η the
+    F_hw: :func:`flops_per_token` (6N + attention, plus the recomputation) × ``batch`` (the global batch, sequences
+    per optimizer step) × ``seq``; η the
     achievable-matmul efficiency (:func:`matmul_efficiency`, fitted on published configurations, unless given);
     bubble :func:`chipchain.parallel.bubble_fraction` (1F1B, ``virtual_stages`` chunks); traffic
     :func:`chipchain.parallel.communication` (α–β over the cluster's links from :func:`chipchain.systems.cluster`).
@@ -161,7 +162,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
 
     Korthikanti et al. 2022's 175B on 64 A100 (13.75 s measured):
 
-    >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, global_batch=64)
+    >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64)
     >>> round(p.seconds, 1), round(p.mfu, 2)
     (14.2, 0.5)
     """
@@ -170,13 +171,13 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
         m = dataclasses.replace(m, seq=seq)
     c = systems.cluster(accelerator, _check.integer("n_gpus", n_gpus))
     t, p = _check.integer("tp", tp), _check.integer("pp", pp)
-    b, mb = _check.integer("global_batch", global_batch), _check.integer("microbatch", microbatch)
+    b, mb = _check.integer("batch", batch), _check.integer("microbatch", microbatch)
     if c.n_gpus % (t * p):
         raise ValueError(f"n_gpus={n_gpus} is not a multiple of tp × pp = {t * p}")
     dp = c.n_gpus // (t * p)
     if b % (dp * mb):
-        raise ValueError(f"global_batch={b} is not a multiple of dp × microbatch = {dp} × {mb}")
-    plan = parallel.Plan(tp=t, pp=p, dp=dp, zero=1, microbatches=b // (dp * mb), microbatch_size=mb,
+        raise ValueError(f"batch={b} is not a multiple of dp × microbatch = {dp} × {mb}")
+    plan = parallel.Plan(tp=t, pp=p, dp=dp, zero=1, microbatches=b // (dp * mb), microbatch=mb,
                          virtual_stages=virtual_stages, sequence_parallel=sequence_parallel, recompute=recompute)
     peak = c.accelerator.peak_flops(dtype)
     eta = (matmul_efficiency(c.accelerator, m.hidden / t) if efficiency is None
@@ -197,7 +198,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
 
 def _predict(run: Run, efficiency) -> StepPrediction:
     p = run.plan
-    return predict_step(run.model, run.accelerator, run.n_gpus, tp=p["tp"], pp=p["pp"], global_batch=p["batch"],
+    return predict_step(run.model, run.accelerator, run.n_gpus, tp=p["tp"], pp=p["pp"], batch=p["batch"],
                         seq=p["seq"], microbatch=p["microbatch"], recompute=p["recompute"],
                         sequence_parallel=p["sequence_parallel"], virtual_stages=p["virtual_stages"],
                         efficiency=efficiency, dtype=run.dtype)

@@ -477,7 +477,7 @@ class Walkthrough:
         """
         plan = self._require_plan()
         total = memory.state_bytes(self.params, self.recipe)
-        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp,
+        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp,
                                      dp=plan.dp, zero=plan.zero, sequence_parallel=plan.sequence_parallel,
                                      recompute=rc, microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
                    for rc in activations.RECOMPUTE}
