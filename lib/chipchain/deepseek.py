@@ -30,14 +30,14 @@ from . import _check, assumptions, compute, hardware, inference, models, paralle
 from .units import DAY
 
 __all__ = [
-    "Run", "V3", "Job", "ScheduleMemory", "KVCompression", "SCHEDULES", "gpu_hours_total", "stage_gpu_hours",
+    "Report", "V3", "Job", "ScheduleMemory", "KVCompression", "SCHEDULES", "gpu_hours_total", "stage_gpu_hours",
     "cost_breakdown", "days_per_trillion_tokens", "achieved_flops", "job_on", "moe_flops_saving",
     "schedule_memory", "pipeline_efficiency", "fp8_speedup", "mla_compression",
 ]
 
 
 @dataclass(frozen=True)
-class Run:
+class Report:
     """A training run as its report states it. Counts are counts, hours are GPU-hours, money is US dollars,
     bandwidths bytes/s per direction."""
 
@@ -79,7 +79,7 @@ class Run:
 #: accelerator, GPUs, tokens, pre-training GPU-hours) are the ``deepseek-v3`` row of ``data/published_runs.csv``,
 #: read from :mod:`chipchain.published_runs`; what that table has no column for is stated here.
 _PUBLISHED = published_runs.get("deepseek-v3")
-V3 = Run(
+V3 = Report(
     name=_PUBLISHED.run,
     model=_PUBLISHED.model,
     accelerator=_PUBLISHED.accelerator.name,
@@ -103,13 +103,13 @@ V3 = Run(
 )
 
 
-def _run(run) -> Run:
-    if not isinstance(run, Run):
+def _run(run) -> Report:
+    if not isinstance(run, Report):
         raise ValueError(f"run must be a deepseek.Run, got {run!r}")
     return run
 
 
-def gpu_hours_total(run: Run = V3) -> float:
+def gpu_hours_total(run: Report = V3) -> float:
     """GPU-hours of all stages: H = Σ_stage H_stage.
 
     DeepSeek-V3: 2,664 K pre-training + 119 K context extension + 5 K post-training (Table 1):
@@ -120,7 +120,7 @@ def gpu_hours_total(run: Run = V3) -> float:
     return float(sum(_check.nonnegative(f"gpu_hours[{k!r}]", v) for k, v in _run(run).gpu_hours.items()))
 
 
-def stage_gpu_hours(stage, run: Run = V3) -> float:
+def stage_gpu_hours(stage, run: Report = V3) -> float:
     """GPU-hours of one stage of the run, as reported.
 
     >>> stage_gpu_hours("post-training")
@@ -131,7 +131,7 @@ def stage_gpu_hours(stage, run: Run = V3) -> float:
     return float(r.gpu_hours[s])
 
 
-def cost_breakdown(run: Run = V3, price_per_gpu_hour=None) -> dict:
+def cost_breakdown(run: Report = V3, price_per_gpu_hour=None) -> dict:
     """Dollars per stage and in total: $ = H × price (``compute.cost``); price in $ per GPU-hour.
 
     DeepSeek-V3 at the report's $2 per H800 GPU-hour (Table 1): $5.328 M + $0.238 M + $0.01 M = $5.576 M.

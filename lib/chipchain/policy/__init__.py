@@ -29,7 +29,7 @@ TPP comes from TF32); for NVIDIA parts, which run TF32 at half the BF16 rate, th
 from __future__ import annotations
 
 from . import placements as _placements_module, rules as _rules_module
-from .placements import Placement, Superpod, placements, shippable_parts, superpods
+from .placements import PartPlacement, Superpod, placements, shippable_parts, superpods
 from .rules import (BITS, ChipIO, Classification, Rule, chip_io, classify, classify_numbers, performance_density,
                     performance_density_from, rule, rules, thresholds, timeline, tpp, tpp_from, tpp_precision)
 

@@ -13,11 +13,11 @@ from functools import lru_cache
 from .. import _data, hardware, systems, units
 from .rules import ChipIO, _rules, chip_io, classify, performance_density_from, rule, tpp_precision
 
-__all__ = ["Placement", "placements", "shippable_parts", "Superpod", "superpods"]
+__all__ = ["PartPlacement", "placements", "shippable_parts", "Superpod", "superpods"]
 
 
 @dataclass(frozen=True)
-class Placement:
+class PartPlacement:
     """One catalog part under every rule: its TPP (``None`` without a peak), the precision that gives it, its
     performance density, aggregate bidirectional I/O (:class:`ChipIO`) and its :class:`Classification` under each
     rule, in rule order."""
@@ -30,7 +30,7 @@ class Placement:
     classifications: tuple
 
 
-def placements(rule_ids=None) -> list[Placement]:
+def placements(rule_ids=None) -> list[PartPlacement]:
     """Every catalog part with its TPP, performance density and classification under each rule (all by default).
 
     >>> h20 = [p for p in placements() if p.accelerator.name == "H20"][0]
@@ -42,7 +42,7 @@ def placements(rule_ids=None) -> list[Placement]:
     for acc in hardware.all_accelerators():
         t, d = tpp_precision(acc) if acc.precisions() else (None, None)
         pd = performance_density_from(t, acc.die_area_mm2) if t is not None and acc.die_area_mm2 else None
-        out.append(Placement(acc, t, d, pd, chip_io(acc), tuple(classify(acc, i) for i in ids)))
+        out.append(PartPlacement(acc, t, d, pd, chip_io(acc), tuple(classify(acc, i) for i in ids)))
     return out
 
 
