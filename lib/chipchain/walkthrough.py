@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
                models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
@@ -156,8 +156,8 @@ class ExportStep:
     accelerator: str
     classifications: dict       #: rule id → :class:`chipchain.policy.Classification`
     shippable: dict             #: rule id → best uncontrolled part's name (None if none qualifies)
-    shippable_peak: dict        #: rule id → its dense peak, FLOP/s
-    shippable_days: dict        #: rule id → days of computing for the same run, same n_gpus and MFU
+    shippable_peak: dict        #: rule id → its dense peak, FLOP/s (None if no part qualifies)
+    shippable_days: dict        #: rule id → days of computing for the same run, same n_gpus and MFU (None if none)
 
 
 @dataclass(frozen=True)
@@ -204,6 +204,19 @@ def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> 
 #: the inputs :meth:`Walkthrough.replace` accepts
 _INPUTS = ("model", "accelerator", "n_gpus", "system", "cluster", "plan", "tokens", "mfu", "mfus", "dtype",
            "peak_flops", "recipe", "batch")
+
+
+def _once(step):
+    """Compute a step that takes no argument once per walkthrough (a frozen record, so the answer cannot change):
+    the ledger, the views and the later steps ask for steps ① – ⑤ and ⑧ again and again. A step that raises
+    (no plan) is not cached and raises again."""
+    @wraps(step)
+    def once(self):
+        done = self.__dict__.setdefault("_steps_done", {})
+        if step.__name__ not in done:
+            done[step.__name__] = step(self)
+        return done[step.__name__]
+    return once
 
 
 @dataclass(frozen=True, init=False)
@@ -392,6 +405,7 @@ class Walkthrough:
         return compute.training_time(self.step2_compute().flops, self.n_gpus, self.peak_flops, self.mfu)
 
     # --- ① memory of states ---------------------------------------------------------------------------------
+    @_once
     def step1_states(self) -> StatesStep:
         """Model states = bytes per parameter × parameters, compared with one card's memory.
 
@@ -407,11 +421,13 @@ class Walkthrough:
         return StatesStep(self.bytes_per_param, total, card, total / card, memory.min_gpus(total, card))
 
     # --- ② compute ----------------------------------------------------------------------------------------
+    @_once
     def step2_compute(self) -> ComputeStep:
         """C = 6·N·D and the cluster's peak, n × peak per GPU (1,024 × 312e12 = 3.19e17 FLOP/s)."""
         return ComputeStep(compute.training_flops(self.params, self.tokens), self.n_gpus * self.peak_flops)
 
     # --- ③ time -----------------------------------------------------------------------------------------------
+    @_once
     def step3_time(self) -> TimeStep:
         """T = C / (n · peak · MFU) at each utilisation in ``mfus``.
 
@@ -442,6 +458,7 @@ class Walkthrough:
         return EvidenceStep((lo, mid, hi), ids, secs, hours, tuple(compute.cost(h, price) for h in hours), price)
 
     # --- ④ the parallel plan and ⑤ memory per GPU (chapters 4 and 6) ----------------------------------------
+    @_once
     def step4_plan(self) -> PlanStep:
         """The plan (for the default, the source's TP × PP × DP = 8 × 16 × 8 with ZeRO-1, sequence parallelism and
         selective recomputation, Korthikanti et al. 2022's setting, 1,536 sequences per step in micro-batches of
@@ -463,6 +480,7 @@ class Walkthrough:
                         tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings, a.compute_seconds,
                         a.step_seconds)
 
+    @_once
     def step5_memory_per_gpu(self) -> MemoryStep:
         """Memory per GPU: the model states spread over every GPU (ZeRO-3 over all n: 16 B × Ψ / n), the states
         under the plan (its TP × PP and its ZeRO stage over DP), and the first pipeline stage's activations under
@@ -555,6 +573,7 @@ class Walkthrough:
         return float(compute.cost(hours, price))
 
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
+    @_once
     def step8_export(self) -> ExportStep:
         """The accelerator's classification under every rule in :func:`chipchain.policy.rules`, and for each rule
         the fastest part it lets through (:func:`chipchain.policy.shippable_parts`) with the days the same run takes on it — same
@@ -572,9 +591,9 @@ class Walkthrough:
             cls[r.id] = policy.classify(self.accelerator, r.id)
             parts = policy.shippable_parts(r.id, self.dtype)
             ship[r.id] = parts[0][0] if parts else None
-            peak[r.id] = parts[0][1] if parts else float("nan")
+            peak[r.id] = parts[0][1] if parts else None          # never a silent NaN: no part, no figure
             days[r.id] = (compute.training_time(flops, self.n_gpus, parts[0][1], self.mfu) / DAY if parts
-                          else float("nan"))
+                          else None)
         return ExportStep(self.accelerator.name, cls, ship, peak, days)
 
     # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------
