@@ -33,7 +33,8 @@ equations       chip: ``roofline``, ``numerics``, ``accumulation``, ``landscape`
                 serving: ``inference``, ``serving``, ``serving_latency``, ``moore``               12
                 training: ``compute`` (6ND, GPU-hours, MFU), ``calibration``                      2, 13, 14
 compositions    ``walkthrough`` (the running example), ``deepseek``, ``source_checks``            every, 11, 13
-views           ``views.<topic>`` (one per chapter), ``widgets``, ``plotting``, ``tables``,       every
+views           ``views.<topic>`` (one per chapter), ``widgets``, ``plotting`` (``_style``,       every
+                ``_ticks``, ``_svg``, ``charts``), ``tables``,
                 ``notebook`` (glue)
 measurements    ``labs`` (time the reader's machine: ``labs.machine`` for the CPU roofline,       1, labs/
                 torch ranks for the rest; nothing imports them)

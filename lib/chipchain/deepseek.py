@@ -105,7 +105,7 @@ V3 = Report(
 
 def _run(run) -> Report:
     if not isinstance(run, Report):
-        raise ValueError(f"run must be a deepseek.Run, got {run!r}")
+        raise ValueError(f"run must be a deepseek.Report, got {run!r}")
     return run
 
 
