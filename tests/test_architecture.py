@@ -2,7 +2,9 @@
 top, heavy libraries lazy, equation modules small, and no catalog figure written into code.
 
 Layers (BOOK-STANDARD §3): core → registries → equations → compositions → views. A module may import from its own
-layer or below; nothing imports a composition or a view from below it.
+layer or below; nothing imports a composition or a view from below it. Fact tables belong to the registry and
+equation layers: no view reads a data file (views ask a registry or an equation module), and each data file has one
+parser, one module. The measurement layer (``labs``: the reader's machine timed) is imported by nothing.
 """
 from __future__ import annotations
 
@@ -111,6 +113,54 @@ def test_nothing_imports_labs():
     bad = [f"{m} imports {t}" for m, targets in GRAPH.items() if not m.startswith("labs")
            for t in targets if t.split(".")[0] == "labs"]
     assert not bad, "\n".join(bad)
+
+
+_READERS = {"rows", "json_data"}       # chipchain._data's two readers of data/
+
+
+def _data_files_read(path: Path) -> set[str]:
+    """The data files a module reads: the string argument of every ``_data.rows(...)`` / ``_data.json_data(...)``
+    call (or the bare ``rows(...)`` inside ``_data`` itself)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in _READERS:
+                out.add(node.args[0].value)
+    return out
+
+
+READS = {m: _data_files_read(p) for m, p in MODULES.items() if m != "_data"}
+
+
+@pytest.mark.parametrize("mod", sorted(m for m in MODULES if layer(m) == 4))
+def test_no_view_reads_a_data_file(mod):
+    # a view asks a registry or an equation module for a table (issue 29: views/power.py and power.py both parsed
+    # energy_facts.csv); it never opens data/ itself
+    tree = ast.parse(MODULES[mod].read_text(encoding="utf-8"))
+    opened = sorted(READS[mod])
+    imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.name in ("csv", "json")]
+    pandas_reads = [n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr in ("read_csv", "read_json")]
+    assert not (opened or imported or pandas_reads), f"{mod} reads {opened + imported + pandas_reads}"
+
+
+def test_each_data_file_has_one_parser():
+    readers = {}
+    for m, files in READS.items():
+        for f in files:
+            readers.setdefault(f, set()).add(m)
+    shared = {f: sorted(ms) for f, ms in readers.items() if len(ms) > 1}
+    assert not shared, f"data files parsed by more than one module: {shared}"
+    assert {"energy_facts.csv", "failure_logs.csv", "published_runs.csv"} <= set(readers)   # the scan sees them
+
+
+def test_every_data_file_read_in_code_exists():
+    data = {p.name for p in (LIB / "data").iterdir()}
+    missing = sorted(f for files in READS.values() for f in files if f not in data)
+    assert not missing, missing
 
 
 @pytest.mark.parametrize("mod", sorted(MODULES))

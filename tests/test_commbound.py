@@ -67,7 +67,7 @@ def test_ring_attention_threshold_is_where_kv_passing_equals_the_block():
 
 
 def test_thresholds_on_the_book_nodes():
-    a, h = C.thresholds("A100"), C.thresholds("H100")
+    a, h = C.critical_values("A100"), C.critical_values("H100")
     assert a.intra == "NVLink3" and a.inter == "IB-HDR" and h.inter == "IB-NDR"
     assert a.dp_tokens == pytest.approx(312e12 / 25e9) and h.dp_tokens == pytest.approx(989e12 / 50e9, rel=1e-3)
     # the running example's TP 8 on NVLink is comfortably compute-bound: h = 12,288 > 2,427
@@ -117,7 +117,7 @@ def test_bad_input_is_a_value_error(call):
 
 def test_unknown_node_is_a_key_error():
     with pytest.raises(KeyError):
-        C.thresholds("A1000")
+        C.critical_values("A1000")
 
 
 # --- pipeline schedules -------------------------------------------------------------------------------------------

@@ -140,7 +140,7 @@ def test_tree_wins_small_ring_wins_large():
     (lambda: hierarchical_allreduce_time(1e9, 8, 0, 1e9, 1e9), "n_nodes"),
     (lambda: hierarchical_allreduce_time(1e9, 8, 4, 1e9, -1e9), "inter_bandwidth"),
     (lambda: dp_scaling_efficiency(0, 1), "compute_time"),
-    (lambda: dp_scaling_efficiency(1, 1, overlap=1.5), "overlap"),
+    (lambda: dp_scaling_efficiency(1, 1, dp_overlap=1.5), "dp_overlap"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
@@ -152,8 +152,8 @@ def test_bad_input(call, match):
 def test_dp_scaling_efficiency_cases():
     assert dp_scaling_efficiency(1.0, 0.0) == 1.0
     assert dp_scaling_efficiency(1.0, 1.0) == 0.5                   # communication as long as compute: half
-    assert dp_scaling_efficiency(1.0, 3.0, overlap=1.0) == pytest.approx(1 / 3)   # can hide only 1 s of 3
-    assert dp_scaling_efficiency(2.0, 1.0, overlap=1.0) == 1.0      # fully hidden
+    assert dp_scaling_efficiency(1.0, 3.0, dp_overlap=1.0) == pytest.approx(1 / 3)   # can hide only 1 s of 3
+    assert dp_scaling_efficiency(2.0, 1.0, dp_overlap=1.0) == 1.0      # fully hidden
 
 
 @settings(max_examples=60, deadline=None)

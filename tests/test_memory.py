@@ -143,7 +143,7 @@ def test_sharded_breakdown_ordered_for_every_recipe(params, dp, recipe):
 
 
 def test_zero_bad_input():
-    with pytest.raises(ValueError, match="stage"):
+    with pytest.raises(ValueError, match="zero must be"):
         M.zero_bytes_per_gpu(1e9, 8, 4)
     with pytest.raises(ValueError, match="dp"):
         M.zero_bytes_per_gpu(1e9, 0, 1)

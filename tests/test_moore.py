@@ -81,7 +81,7 @@ def test_lookup_is_a_node_or_a_key_error(text):
 
 def test_nodes_are_in_order_and_intervals_add_up():
     # TSMC's nodes entered volume production in order; the gaps telescope to last − first
-    nodes = moore.all_nodes()
+    nodes = moore.all_process_nodes()
     years = [n.volume_year for n in nodes]
     assert years == sorted(years) and [n.name for n in nodes] == moore.names()
     gaps = moore.node_intervals()

@@ -191,3 +191,46 @@ def test_chart_renders_fast():
                   ylog=True, alt="x")
         best = min(best, time.perf_counter() - t0)
     assert best < 0.010                                         # a fifth of the 50 ms callback budget
+
+
+# --- plotting is a package split by idea (issue 29): the same names, the same bytes ----------------------------
+
+_CHARTS = {
+    "chart": lambda: svg_chart(lines=[{"x": [1, 10, 100, 1e4], "y": [2e-6, 3e-3, 0.5, 80], "label": "measured"},
+                                      {"x": [1, 1e4], "y": [1e-6, 100], "label": "model", "dash": True}],
+                               points=[{"x": 30, "y": 0.2, "label": "ridge"}], vlines=[{"x": 300, "label": "knee"}],
+                               hlines=[{"y": 10, "label": "peak"}], xlog=True, ylog=True, xlabel="size (bytes)",
+                               ylabel="time (s)", alt="a chart", title="Title"),
+    "chart_linear": lambda: svg_chart(lines=[{"x": [0, 0.25, 0.5, 1.0], "y": [0, 12.5, 40, 97.5]}],
+                                      xformat="percent", xlabel="overlap", ylabel="days", alt="linear"),
+    "hbars": lambda: svg_hbars([("H100 SXM", 989.4), ("A100", 312.0), ("MI300X", 1307.4), ("none", None)],
+                               xlabel="dense TFLOP/s", alt="peaks", markers=[{"x": 500, "label": "half"}]),
+    "bars": lambda: svg_bars([("weights", 21.9), ("optimizer", 87.5)], capacity=80, capacity_label="H100",
+                             unit_format=lambda v: f"{v:,.1f} GB", alt="ledger", xlabel="memory per GPU (GB)"),
+    "stacked": lambda: svg_stacked([("a", [("w", 1), ("o", 2)]), ("b", [("o", 1), ("w", 1)])], capacity=3.5,
+                                   alt="stacked"),
+}
+
+#: sha256 of each chart above as plotting.py wrote it before the split (commit c11cdbb's
+#: library); a change of style on purpose updates these, a refactor must not
+_BEFORE_SPLIT = {
+    "chart": "4f41258e1b437fabcf66e133ef0caf5d0a5a2bf9cae816ec82713c55c1c23497",
+    "chart_linear": "8c230698f5b20238843cf6a0fd2fc862b4dfc25f7ac1eedb32f5e49689f29b7f",
+    "hbars": "0d569344403f220764c2a416c6107650966204f883151ced01bb53c821096850",
+    "bars": "be1084f489091fea32ebc2820825b863bdc174a1d5c93b41bec91341decbd318",
+    "stacked": "a93c73f84318025bdb4a7c890dea1f8fd5d9c92ade3fa666b15bca967e60b2bf",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CHARTS))
+def test_charts_are_byte_identical_to_the_unsplit_module(name):
+    import hashlib
+    assert hashlib.sha256(_CHARTS[name]().encode()).hexdigest() == _BEFORE_SPLIT[name]
+
+
+def test_the_package_keeps_every_public_name_and_splits_by_idea():
+    from chipchain.plotting import _style, _svg, _ticks, charts
+    for name in plotting.__all__:
+        assert hasattr(plotting, name), name
+    assert plotting.svg_chart is charts.svg_chart and plotting.color is _style.color
+    assert plotting.CHART_CSS is _svg.CHART_CSS and plotting._axis is _ticks._axis

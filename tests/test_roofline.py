@@ -132,14 +132,6 @@ def test_bad_accelerator_and_dtype():
         roofline.ridge_point("A100", "fp8")
 
 
-def test_measurements_are_positive_and_plausible():
-    # Wall-clock measurements of this machine: best of 5, and lower bounds a 2-core machine meets even with ten
-    # other processes competing (an exploring run at load average 11 measured 9 × 10⁷ FLOP/s for a 128 matmul);
-    # below them the measurement itself is broken. Above: far beyond any CPU.
-    assert 1e7 < roofline.measure_matmul(128, repeats=5) < 1e14
-    assert 1e7 < roofline.measure_triad(100_000, repeats=5) < 1e13
-
-
 def test_roofline_explorer_shows_one_line_message_for_missing_precision():
     ex = views.chip.roofline_explorer()
     names = [c.name for c in ex.controls]

@@ -196,6 +196,7 @@ def test_no_plan_refuses_with_one_line_reason():
         w.step4_plan()
     rows = [r for r in VW.ledger_rows(w) if r.step in (4, 5)]
     assert [r.text for r in rows] == [w.plan_reason] * 2
+    assert [r.value for r in rows] == [None, None]                   # no number, and no silent NaN standing in
     assert w.step3_time().days[0.5] > 0                              # the steps that need no plan still work
 
 
@@ -359,3 +360,26 @@ def test_evidence_table_sets_fixed_mfus_beside_published_ones():
     assert list(t["MFU"]) == ["50 %", "30 %", "24 %", "35 %", "48 %"]
     wall = W.step6_failures().wall_seconds / DAY                     # 50 % with failures: chapter 13's wall clock
     assert t.iloc[0]["wall-clock days"] == f"{wall:,.0f}"
+
+
+def test_no_ledger_row_or_export_figure_is_a_nan():
+    # BOOK-STANDARD §3 "never a silent NaN": a step without a number says None and its text says why
+    import math
+    for w in (W, Walkthrough(n_gpus=8), Walkthrough(model="405B", n_gpus=16)):
+        for r in VW.ledger_rows(w):
+            assert r.value is None or not math.isnan(r.value), r
+        e = w.step8_export()
+        for rid in e.shippable:
+            assert (e.shippable[rid] is None) == (e.shippable_peak[rid] is None) == (e.shippable_days[rid] is None)
+
+
+def test_each_step_without_arguments_is_computed_once_per_walkthrough():
+    w = Walkthrough(n_gpus=512)
+    for step in ("step1_states", "step2_compute", "step3_time", "step4_plan", "step5_memory_per_gpu", "step8_export"):
+        assert getattr(w, step)() is getattr(w, step)(), step
+    assert w.replace(mfu=0.4).step3_time() is not w.step3_time()       # another walkthrough, its own answers
+    assert w == Walkthrough(n_gpus=512)                               # the cache is not a field: equality holds
+    no_plan = Walkthrough(n_gpus=8)
+    for _ in range(2):                                                # a refusal is not cached into an answer
+        with pytest.raises(ValueError, match="no plan"):
+            no_plan.step4_plan()

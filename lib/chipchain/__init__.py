@@ -12,6 +12,7 @@ enforces it; a module imports only its own layer and those above it in this tabl
 (bytes of state per parameter: ``memory.RECIPES``; bytes per element: ``units.BYTES_PER_ELEMENT``; FLOPs per token:
 ``compute.FLOPS_PER_PARAM_TOKEN``; GPU-hours ↔ wall clock and implied MFU: ``compute``; a run's electricity:
 ``power.electricity``; exposed communication: ``comms.exposed_seconds``; a count of cards: ``units.count_up``).
+Each data file has one reader in a registry or equation module; views ask that module, never ``data/``.
 
 ==============  ================================================================================  ==============
 layer           modules                                                                           chapters
@@ -28,13 +29,15 @@ equations       chip: ``roofline``, ``numerics``, ``accumulation``, ``landscape`
                 memory: ``memory``, ``activations``, ``loss_memory``, ``offload``, ``timeline``   6
                 failures: ``reliability``, ``faults``, ``checkpoint``, ``failsim``                7
                 platform: ``scheduling``, ``datapath``, ``experiments``                           8
-                facility: ``power``, ``economics``, ``policy``                                    9, 10
+                facility: ``power``, ``economics``, ``policy`` (``.rules``, ``.placements``)      9, 10
                 serving: ``inference``, ``serving``, ``serving_latency``, ``moore``               12
                 training: ``compute`` (6ND, GPU-hours, MFU), ``calibration``                      2, 13, 14
 compositions    ``walkthrough`` (the running example), ``deepseek``, ``source_checks``            every, 11, 13
-views           ``views.<topic>`` (one per chapter), ``widgets``, ``plotting``, ``tables``,       every
+views           ``views.<topic>`` (one per chapter), ``widgets``, ``plotting`` (``_style``,       every
+                ``_ticks``, ``_svg``, ``charts``), ``tables``,
                 ``notebook`` (glue)
-measurements    ``labs`` (time the reader's machine; nothing imports them)                        labs/
+measurements    ``labs`` (time the reader's machine: ``labs.machine`` for the CPU roofline,       1, labs/
+                torch ranks for the rest; nothing imports them)
 ==============  ================================================================================  ==============
 """
 from __future__ import annotations

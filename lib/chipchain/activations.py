@@ -43,10 +43,10 @@ def check_split(tp, heads, hidden, model=None) -> int:
     return t
 
 
-def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_parallel=False, recompute="none") -> float:
+def activation_bytes_per_layer(seq, microbatch, hidden, heads, tp=1, sequence_parallel=False, recompute="none") -> float:
     """Activation bytes one transformer layer keeps for the backward pass (Korthikanti et al. 2022, Table 2).
 
-    With s = ``seq``, b = ``batch`` (micro-batch, sequences), h = ``hidden``, a = ``heads``, t = ``tp``:
+    With s = ``seq``, b = ``microbatch`` (the micro-batch size, sequences), h = ``hidden``, a = ``heads``, t = ``tp``:
 
     * no parallelism: sbh(34 + 5as/h)
     * tensor parallel: sbh(10 + 24/t + 5as/(ht)) — the 10 (layer norms, dropouts, inputs of the blocks) is replicated
@@ -70,7 +70,7 @@ def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_paralle
     ValueError: tp (7) must divide heads (96): tensor parallelism gives each rank whole heads
     """
     s = _check.integer("seq", seq)
-    b = _check.integer("batch", batch)
+    b = _check.integer("microbatch", microbatch)
     h = _check.integer("hidden", hidden)
     a = _check.integer("heads", heads)
     t = _check.integer("tp", tp)
@@ -85,7 +85,7 @@ def activation_bytes_per_layer(seq, batch, hidden, heads, tp=1, sequence_paralle
     return sbh * (linear + scores)
 
 
-def activation_bytes_per_stage(seq, batch, hidden, heads, layers, pp=1, tp=1, sequence_parallel=False,
+def activation_bytes_per_stage(seq, microbatch, hidden, heads, layers, pp=1, tp=1, sequence_parallel=False,
                                recompute="none", microbatches=None, virtual_stages=1) -> float:
     """Activation bytes on the busiest pipeline stage (the first) under the 1F1B schedule.
 
@@ -107,7 +107,7 @@ def activation_bytes_per_stage(seq, batch, hidden, heads, layers, pp=1, tp=1, se
     if l % p:
         raise ValueError(f"pp ({p}) must divide layers ({l}): each pipeline stage holds whole layers")
     m = p if microbatches is None else _check.integer("microbatches", microbatches)
-    per_layer = activation_bytes_per_layer(seq, batch, hidden, heads, tp, sequence_parallel, recompute)
+    per_layer = activation_bytes_per_layer(seq, microbatch, hidden, heads, tp, sequence_parallel, recompute)
     factor = 1.0 + (p - 1) / (p * v) if v > 1 else 1.0
     return per_layer * (l / p) * min(p, m) * factor
 

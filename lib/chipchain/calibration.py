@@ -1,11 +1,12 @@
 """The book's model against published training runs: implied MFU, the conventions papers mix, and a step-time
 predictor built from the library's own pieces.
 
-The runs are :mod:`chipchain.published_runs` (``data/published_runs.csv``; ``runs``, ``get``, ``names`` and
-``names`` are re-exported here; :func:`implied_mfu` is this module's): whole runs with GPU-hours, fully specified step configurations with a
-measured time per iteration, and configurations whose schedule is not stated::
+The runs are the registry :mod:`chipchain.published_runs` (``data/published_runs.csv``; look them up there:
+``published_runs.get``, ``runs``, ``names``; :func:`implied_mfu` is this module's): whole runs with GPU-hours, fully
+specified step configurations with a measured time per iteration, and configurations whose schedule is not stated::
 
-    >>> r = get("llama2-70b")
+    >>> from chipchain import published_runs
+    >>> r = published_runs.get("llama2-70b")
     >>> r.tier, round(implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator), 3)
     ('A', 0.428)
 """
@@ -15,10 +16,10 @@ import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, comms, compute, hardware, models, parallel, systems
-from .published_runs import Run, get, names, runs
+from . import _check, _data, comms, compute, hardware, models, parallel, published_runs, systems
+from .published_runs import Run
 
-__all__ = ["Run", "runs", "get", "names", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
+__all__ = ["conflicts", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
            "rescale_peak", "StepPrediction", "predict_step", "matmul_efficiency", "StepError", "step_errors",
            "same_generation", "mfu_range", "HoursError", "gpu_hours_errors"]
 
@@ -31,6 +32,24 @@ def _median(values) -> float:
 
 #: what a "FLOP" counts, from fewest to most (Chowdhery et al. 2022 App. B; Korthikanti et al. 2022 §6)
 CONVENTIONS = ("6N", "6N+attention", "hardware-selective", "hardware-full")
+
+
+# --- where sources disagree --------------------------------------------------------------------------------------
+
+def conflicts() -> tuple:
+    """The rows of ``data/run_conflicts.csv``: where two sources (or one paper and its own arithmetic) give
+    different figures for the same run, as dicts with ``figure_a`` and ``figure_b`` as floats (the one reader of
+    that file; the table is :func:`chipchain.views.calibration.conflicts_table`).
+
+    >>> all(isinstance(c["figure_a"], float) for c in conflicts())
+    True
+    """
+    out = []
+    for row in _data.rows("run_conflicts.csv"):
+        d = dict(row)
+        d["figure_a"], d["figure_b"] = float(row["figure_a"]), float(row["figure_b"])
+        out.append(d)
+    return tuple(out)
 
 
 # --- MFU and its conventions ----------------------------------------------------------------------------------
@@ -125,14 +144,15 @@ class StepPrediction:
     plan: parallel.Plan
 
 
-def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, microbatch=1,
+def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, seq=None, microbatch=1,
                  recompute="selective", sequence_parallel=True, virtual_stages=1, efficiency=None, dtype="bf16",
                  dp_overlap=0.0) -> StepPrediction:
     """Seconds per training step of a TP × PP × DP plan, from the library's pieces:
 
     T = F_hw / (n · peak · η) · (1 + bubble) + T_TP + T_PP + (1 − ``dp_overlap``) · T_DP
 
-    F_hw: :func:`flops_per_token` (6N + attention, plus the recomputation) × ``global_batch`` × ``seq``; η the
+    F_hw: :func:`flops_per_token` (6N + attention, plus the recomputation) × ``batch`` (the global batch, sequences
+    per optimizer step) × ``seq``; η the
     achievable-matmul efficiency (:func:`matmul_efficiency`, fitted on published configurations, unless given);
     bubble :func:`chipchain.parallel.bubble_fraction` (1F1B, ``virtual_stages`` chunks); traffic
     :func:`chipchain.parallel.communication` (α–β over the cluster's links from :func:`chipchain.systems.cluster`).
@@ -142,7 +162,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
 
     Korthikanti et al. 2022's 175B on 64 A100 (13.75 s measured):
 
-    >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, global_batch=64)
+    >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64)
     >>> round(p.seconds, 1), round(p.mfu, 2)
     (14.2, 0.5)
     """
@@ -151,13 +171,13 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
         m = dataclasses.replace(m, seq=seq)
     c = systems.cluster(accelerator, _check.integer("n_gpus", n_gpus))
     t, p = _check.integer("tp", tp), _check.integer("pp", pp)
-    b, mb = _check.integer("global_batch", global_batch), _check.integer("microbatch", microbatch)
+    b, mb = _check.integer("batch", batch), _check.integer("microbatch", microbatch)
     if c.n_gpus % (t * p):
         raise ValueError(f"n_gpus={n_gpus} is not a multiple of tp × pp = {t * p}")
     dp = c.n_gpus // (t * p)
     if b % (dp * mb):
-        raise ValueError(f"global_batch={b} is not a multiple of dp × microbatch = {dp} × {mb}")
-    plan = parallel.Plan(tp=t, pp=p, dp=dp, zero=1, microbatches=b // (dp * mb), microbatch_size=mb,
+        raise ValueError(f"batch={b} is not a multiple of dp × microbatch = {dp} × {mb}")
+    plan = parallel.Plan(tp=t, pp=p, dp=dp, zero=1, microbatches=b // (dp * mb), microbatch=mb,
                          virtual_stages=virtual_stages, sequence_parallel=sequence_parallel, recompute=recompute)
     peak = c.accelerator.peak_flops(dtype)
     eta = (matmul_efficiency(c.accelerator, m.hidden / t) if efficiency is None
@@ -178,7 +198,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, global_batch, seq=None, 
 
 def _predict(run: Run, efficiency) -> StepPrediction:
     p = run.plan
-    return predict_step(run.model, run.accelerator, run.n_gpus, tp=p["tp"], pp=p["pp"], global_batch=p["batch"],
+    return predict_step(run.model, run.accelerator, run.n_gpus, tp=p["tp"], pp=p["pp"], batch=p["batch"],
                         seq=p["seq"], microbatch=p["microbatch"], recompute=p["recompute"],
                         sequence_parallel=p["sequence_parallel"], virtual_stages=p["virtual_stages"],
                         efficiency=efficiency, dtype=run.dtype)
@@ -187,7 +207,7 @@ def _predict(run: Run, efficiency) -> StepPrediction:
 @lru_cache(maxsize=None)
 def _row_efficiency(name: str) -> float:
     """The η that makes :func:`predict_step` reproduce one step row's measured time exactly."""
-    r = get(name)
+    r = published_runs.get(name)
     p1 = _predict(r, 1.0)
     compute = p1.seconds - p1.exposed_comm
     return compute / max(r.step_seconds - p1.exposed_comm, 1e-9 * r.step_seconds)
@@ -217,7 +237,7 @@ def matmul_efficiency(accelerator, width=None, exclude=()) -> float:
     """
     a = hardware.get(accelerator)
     drop = {exclude} if isinstance(exclude, str) else set(exclude)
-    pool = [r for r in runs() if r.fully_specified and r.name not in drop]
+    pool = [r for r in published_runs.runs() if r.fully_specified and r.name not in drop]
     use = [r for r in pool if r.accelerator is a] or pool
     if not use:
         raise ValueError(f"no published step rows left to fit an efficiency for {a.name} after exclude={exclude!r}")
@@ -255,12 +275,12 @@ def step_errors(leave_one_out=True) -> tuple:
     """
     _check.flag("leave_one_out", leave_one_out)
     out = []
-    for r in runs():
+    for r in published_runs.runs():
         if not r.fully_specified:
             continue
         drop = (r.name,) if leave_one_out else ()
         eta = matmul_efficiency(r.accelerator, _width(r), drop)
-        own = [x.name for x in runs() if x.fully_specified and x.name not in drop and x.accelerator is r.accelerator]
+        own = [x.name for x in published_runs.runs() if x.fully_specified and x.name not in drop and x.accelerator is r.accelerator]
         p = _predict(r, eta)
         out.append(StepError(r.name, r.family, r.accelerator.name, r.step_seconds, p.seconds,
                              p.seconds / r.step_seconds - 1, eta, tuple(own), p))
@@ -298,7 +318,7 @@ def mfu_range(accelerator="A100", min_gpus=384) -> tuple:
     """
     want = set(same_generation(accelerator))
     k = _check.integer("min_gpus", min_gpus)
-    rows = [r for r in runs() if r.kind == "run" and r.accelerator.name in want and r.gpu_hours
+    rows = [r for r in published_runs.runs() if r.kind == "run" and r.accelerator.name in want and r.gpu_hours
             and r.n_gpus and r.n_gpus >= k]
     if not rows:
         raise ValueError(f"no published run on {hardware.get(accelerator).name}'s generation with at least {k} GPUs")
@@ -334,7 +354,7 @@ def gpu_hours_errors(fixed_mfu=0.5) -> tuple:
     (0.14, -0.14)
     """
     fixed = _check.fraction("fixed_mfu", fixed_mfu)
-    whole = [r for r in runs() if r.kind == "run" and r.gpu_hours]
+    whole = [r for r in published_runs.runs() if r.kind == "run" and r.gpu_hours]
     out = []
     for r in whole:
         gen = set(same_generation(r.accelerator))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from . import _check, hardware, memory, systems
 
 __all__ = ["dp_critical_tokens", "fsdp_critical_tokens", "tp_critical_hidden", "pp_critical_depth",
-           "ep_critical_ffn", "ring_attention_min_chunk", "Thresholds", "thresholds", "BatchFloor", "batch_floor"]
+           "ep_critical_ffn", "ring_attention_min_chunk", "CriticalValues", "critical_values", "BatchFloor", "batch_floor"]
 
 
 def _ratio(peak_flops, bandwidth) -> float:
@@ -147,7 +147,7 @@ def ring_attention_min_chunk(peak_flops, bandwidth, kv_ratio=1.0) -> float:
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class CriticalValues:
     """The critical value of each cut on one node type: tokens per GPU for DP and FSDP (over the inter-node link),
     hidden size for TP (intra-node), h × layers per stage for PP (inter-node), expert FFN width for EP (inter-node),
     chunk length for ring attention over the intra- and the inter-node link; plus the peak and the two links."""
@@ -167,18 +167,18 @@ class Thresholds:
     cp_chunk_inter: float
 
 
-def thresholds(system="A100", tp=8, ep=64, dtype="bf16") -> Thresholds:
+def critical_values(system="A100", tp=8, ep=64, dtype="bf16") -> CriticalValues:
     """Every critical value of this module for one node type (any name in :mod:`chipchain.systems`), at the
     accelerator's dense ``dtype`` peak, TP over the node's intra-node link and the rest over its inter-node link.
 
-    >>> t = thresholds("A100")
+    >>> t = critical_values("A100")
     >>> round(t.dp_tokens), round(t.tp_hidden), round(t.cp_chunk_intra)
     (12480, 2427, 1040)
     """
     node = systems.node(system)
     peak = hardware.get(node.accelerator).peak_flops(dtype)
     bi, bx = node.intra.bandwidth_per_direction, node.inter.bandwidth_per_direction
-    return Thresholds(node.name, peak, node.intra.name, bi, node.inter.name, bx, dp_critical_tokens(peak, bx),
+    return CriticalValues(node.name, peak, node.intra.name, bi, node.inter.name, bx, dp_critical_tokens(peak, bx),
                       fsdp_critical_tokens(peak, bx), tp_critical_hidden(peak, bi, tp), pp_critical_depth(peak, bx),
                       ep_critical_ffn(peak, bx, ep), ring_attention_min_chunk(peak, bi),
                       ring_attention_min_chunk(peak, bx))

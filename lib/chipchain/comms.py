@@ -240,28 +240,29 @@ def exposed_seconds(comm_seconds, overlap=0.0, compute_seconds=None):
     return _check.result(tm - hidden)
 
 
-def dp_scaling_efficiency(compute_time, comm_time, overlap=0.0) -> float:
+def dp_scaling_efficiency(compute_time, comm_time, dp_overlap=0.0) -> float:
     """Scaling efficiency of data parallelism, speedup / N: ``E = T_compute / (T_compute + T_exposed)``.
 
     With N GPUs, one step takes ``T_compute`` (each GPU's share of the step's arithmetic) plus the part of the
     gradient all-reduce that is not hidden behind it:
-    ``T_exposed = T_comm − min(overlap · T_comm, T_compute)``. ``overlap`` is the fraction of the communication
+    ``T_exposed = T_comm − min(dp_overlap · T_comm, T_compute)`` (:func:`exposed_seconds`). ``dp_overlap`` is the
+    fraction of the gradient all-reduce
     that can run concurrently with the backward pass (0: none, as in a naive implementation; PyTorch DDP's bucketed
     all-reduce hides most of it). One GPU alone would need N · T_compute per step, so speedup = N · T_compute /
     T_step and speedup / N = E.
 
-    Args: ``compute_time`` (s, > 0), ``comm_time`` (s, ≥ 0), ``overlap`` in [0, 1]. Returns a fraction in (0, 1].
+    Args: ``compute_time`` (s, > 0), ``comm_time`` (s, ≥ 0), ``dp_overlap`` in [0, 1]. Returns a fraction in (0, 1].
     Source: Li et al. (2020), "PyTorch Distributed: experiences on accelerating data parallel training", VLDB 13(12)
     (overlapping computation with communication).
 
-    >>> dp_scaling_efficiency(1.0, 0.25), dp_scaling_efficiency(1.0, 0.25, overlap=1.0)
+    >>> dp_scaling_efficiency(1.0, 0.25), dp_scaling_efficiency(1.0, 0.25, dp_overlap=1.0)
     (0.8, 1.0)
-    >>> round(dp_scaling_efficiency(0.5, 1.0, overlap=1.0), 3)     # can hide only 0.5 s of the 1 s
+    >>> round(dp_scaling_efficiency(0.5, 1.0, dp_overlap=1.0), 3)     # can hide only 0.5 s of the 1 s
     0.5
     """
     tc = _check.positive("compute_time", compute_time)
     tm = _check.nonnegative("comm_time", comm_time)
-    return tc / (tc + exposed_seconds(tm, overlap, tc))
+    return tc / (tc + exposed_seconds(tm, _check.probability("dp_overlap", dp_overlap), tc))
 
 
 # --- collectives on a cluster of nodes -------------------------------------------------------------------------------
@@ -356,9 +357,9 @@ class DPStep:
     comm_seconds: float
     algorithm: str = ""
 
-    def efficiency(self, overlap=0.0) -> float:
-        """Scaling efficiency of this step, :func:`dp_scaling_efficiency` with ``overlap`` in [0, 1]."""
-        return dp_scaling_efficiency(self.compute_seconds, self.comm_seconds, overlap)
+    def efficiency(self, dp_overlap=0.0) -> float:
+        """Scaling efficiency of this step, :func:`dp_scaling_efficiency` with ``dp_overlap`` in [0, 1]."""
+        return dp_scaling_efficiency(self.compute_seconds, self.comm_seconds, dp_overlap)
 
 
 def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_flops=None, mfu=0.4,

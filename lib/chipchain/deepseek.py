@@ -26,18 +26,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, assumptions, compute, hardware, inference, models, parallel, units
+from . import _check, assumptions, compute, hardware, inference, models, parallel, published_runs, units
 from .units import DAY
 
 __all__ = [
-    "Run", "V3", "Job", "ScheduleMemory", "KVCompression", "SCHEDULES", "gpu_hours_total", "stage_gpu_hours",
+    "Report", "V3", "Job", "ScheduleMemory", "KVCompression", "SCHEDULES", "gpu_hours_total", "stage_gpu_hours",
     "cost_breakdown", "days_per_trillion_tokens", "achieved_flops", "job_on", "moe_flops_saving",
     "schedule_memory", "pipeline_efficiency", "fp8_speedup", "mla_compression",
 ]
 
 
 @dataclass(frozen=True)
-class Run:
+class Report:
     """A training run as its report states it. Counts are counts, hours are GPU-hours, money is US dollars,
     bandwidths bytes/s per direction."""
 
@@ -75,15 +75,18 @@ class Run:
 #: DeepSeek-V3 as its technical report states it (DeepSeek-AI 2024: abstract, Sec. 1 and Table 1 for the budget;
 #: Sec. 3.1 for the cluster; Sec. 3.2 for the plan: PP 16, EP 64 over 8 nodes, ZeRO-1 data parallelism, no TP;
 #: Sec. 3.2.2 for the 20 SMs given to communication and the 160 GB/s NVLink vs 50 GB/s IB it quotes, which
-#: facts.md reads as one-direction figures). Checked level V (read in the report).
-V3 = Run(
-    name="DeepSeek-V3",
-    model=models.get("DeepSeek-V3"),
-    accelerator="H800",
-    n_gpus=2048,
-    gpu_hours={"pre-training": 2664e3, "context extension": 119e3, "post-training": 5e3},
+#: facts.md reads as one-direction figures). Checked level V (read in the report). The run's headline facts (model,
+#: accelerator, GPUs, tokens, pre-training GPU-hours) are the ``deepseek-v3`` row of ``data/published_runs.csv``,
+#: read from :mod:`chipchain.published_runs`; what that table has no column for is stated here.
+_PUBLISHED = published_runs.get("deepseek-v3")
+V3 = Report(
+    name=_PUBLISHED.run,
+    model=_PUBLISHED.model,
+    accelerator=_PUBLISHED.accelerator.name,
+    n_gpus=_PUBLISHED.n_gpus,
+    gpu_hours={"pre-training": _PUBLISHED.gpu_hours, "context extension": 119e3, "post-training": 5e3},
     price_per_gpu_hour=assumptions.value("gpu_rent_per_hour"),
-    tokens=14.8e12,
+    tokens=_PUBLISHED.tokens,
     gpu_hours_per_trillion_tokens=180e3,
     plan=parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1),
     comm_sms=20,
@@ -100,13 +103,13 @@ V3 = Run(
 )
 
 
-def _run(run) -> Run:
-    if not isinstance(run, Run):
-        raise ValueError(f"run must be a deepseek.Run, got {run!r}")
+def _run(run) -> Report:
+    if not isinstance(run, Report):
+        raise ValueError(f"run must be a deepseek.Report, got {run!r}")
     return run
 
 
-def gpu_hours_total(run: Run = V3) -> float:
+def gpu_hours_total(run: Report = V3) -> float:
     """GPU-hours of all stages: H = Σ_stage H_stage.
 
     DeepSeek-V3: 2,664 K pre-training + 119 K context extension + 5 K post-training (Table 1):
@@ -117,7 +120,7 @@ def gpu_hours_total(run: Run = V3) -> float:
     return float(sum(_check.nonnegative(f"gpu_hours[{k!r}]", v) for k, v in _run(run).gpu_hours.items()))
 
 
-def stage_gpu_hours(stage, run: Run = V3) -> float:
+def stage_gpu_hours(stage, run: Report = V3) -> float:
     """GPU-hours of one stage of the run, as reported.
 
     >>> stage_gpu_hours("post-training")
@@ -128,7 +131,7 @@ def stage_gpu_hours(stage, run: Run = V3) -> float:
     return float(r.gpu_hours[s])
 
 
-def cost_breakdown(run: Run = V3, price_per_gpu_hour=None) -> dict:
+def cost_breakdown(run: Report = V3, price_per_gpu_hour=None) -> dict:
     """Dollars per stage and in total: $ = H × price (``compute.cost``); price in $ per GPU-hour.
 
     DeepSeek-V3 at the report's $2 per H800 GPU-hour (Table 1): $5.328 M + $0.238 M + $0.01 M = $5.576 M.

@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _check, compute
+from . import _check, _data, compute
 
 __all__ = ["experiment_gpu_hours", "TierPlan", "tier_plan", "Stage", "TrainingRecipe", "diff_recipes",
-           "MupRule", "mup_rules", "SpikeRecovery", "spike_recovery", "step_mfu"]
+           "MupRule", "mup_rules", "SpikeRecovery", "spike_recovery", "step_mfu",
+           "troubleshooting"]
 
 
 def experiment_gpu_hours(params, tokens, peak_flops, mfu) -> float:
@@ -303,3 +304,15 @@ def step_mfu(tokens_per_second, flops_per_token, n_gpus, peak_flops) -> float:
         raise ValueError(f"the measured rate implies MFU {u:.2f} > 1: check tokens_per_second, flops_per_token, "
                          "n_gpus and peak_flops (dense peak, per chip)")
     return u
+
+
+# --- when a run misbehaves ---------------------------------------------------------------------------------------
+def troubleshooting() -> tuple:
+    """Seed 004 §6's troubleshooting table (``data/troubleshooting.csv``: symptom, likely causes, what to measure,
+    what to do, the chapter that explains the cause) as dicts of strings, in file order: the one reader of that
+    file (the table: :func:`chipchain.views.platform.troubleshooting`).
+
+    >>> len(troubleshooting())
+    6
+    """
+    return _data.rows("troubleshooting.csv")

@@ -25,7 +25,7 @@ from . import _check, _data, hardware
 __all__ = ["matched_peak", "compare_peaks", "Peak", "headline_peak", "inflation", "matching_conventions",
            "NVIDIA_GENERATIONS", "Growth", "growth_per_year", "DIMENSIONS", "DEFAULT_ACCELERATORS", "ChipFigures",
            "chip_figures", "ChipScore", "score_chips", "SystolicRun", "systolic_matmul", "naive_matmul_reads",
-           "systolic_peak_ops"]
+           "systolic_peak_ops", "factions"]
 
 
 # --- TFLOPS traps -------------------------------------------------------------------------------------------------
@@ -408,3 +408,13 @@ def systolic_matmul(a, b, array_size=None) -> SystolicRun:
             reads += at.size + bt.size
     return SystolicRun(product=c, cycles=cycles, edge_reads=reads, naive_reads=naive_matmul_reads(m, k, n),
                        macs=m * n * k, neighbour_passes=passes)
+
+
+def factions() -> tuple:
+    """Seed 000 §2's chip factions (``data/factions.csv``, its one reader) as dicts of strings, in file order; with
+    the members' catalog figures: :func:`chipchain.views.landscape.factions`.
+
+    >>> factions()[0]["checked"] in ("V", "V2", "U")
+    True
+    """
+    return _data.rows("factions.csv")

@@ -165,16 +165,16 @@ def rule_of_thumb_ledger(params, recipe="mixed-adam") -> dict:
 
 # --- ZeRO -------------------------------------------------------------------------------------------------------
 
-def _stage(stage) -> int:
-    if isinstance(stage, str) and stage.strip().lower() == "fsdp":
+def _zero(zero) -> int:
+    if isinstance(zero, str) and zero.strip().lower() == "fsdp":
         return 3
-    s = _check.integer("stage", stage, minimum=0)
+    s = _check.integer("zero", zero, minimum=0)
     if s > 3:
-        raise ValueError(f"stage must be 0, 1, 2, 3 or 'fsdp', got {stage!r}")
+        raise ValueError(f"zero must be 0, 1, 2, 3 or 'fsdp', got {zero!r}")
     return s
 
 
-def sharded_state_breakdown(params, dp, stage, recipe="mixed-adam") -> dict:
+def sharded_state_breakdown(params, dp, zero, recipe="mixed-adam") -> dict:
     """Model-state bytes per GPU by component under ZeRO stage 0–3 over ``dp`` data-parallel ranks.
 
     Stage 1 shards the optimizer (master + moments), stage 2 also the gradients, stage 3 (= FSDP full sharding) also
@@ -183,20 +183,20 @@ def sharded_state_breakdown(params, dp, stage, recipe="mixed-adam") -> dict:
     >>> {k: round(v / 1e9, 3) for k, v in sharded_state_breakdown(7.5e9, 64, 2).items()}
     {'weights': 15.0, 'gradients': 0.234, 'master weights': 0.469, 'optimizer moments': 0.938}
     """
-    s = _stage(stage)
+    s = _zero(zero)
     n = _check.integer("dp", dp)
     full = state_breakdown(params, recipe)
     shard = {"weights": s >= 3, "gradients": s >= 2, "master weights": s >= 1, "optimizer moments": s >= 1}
     return {k: v / n if shard[k] else v for k, v in full.items()}
 
 
-def zero_bytes_per_gpu(params, dp, stage, recipe="mixed-adam") -> float:
+def zero_bytes_per_gpu(params, dp, zero, recipe="mixed-adam") -> float:
     """Model-state bytes per GPU under ZeRO (Rajbhandari et al. 2020, Figure 1 and §5): the sum of
     :func:`sharded_state_breakdown`, so every recipe's own weight, gradient and optimizer bytes are used.
 
     For the paper's mixed-precision Adam (2 + 2 bytes of weights and gradients, K = 12 of optimizer):
     stage 0: (2 + 2 + K)Ψ; stage 1: 2Ψ + 2Ψ + KΨ/N_d; stage 2: 2Ψ + (2 + K)Ψ/N_d; stage 3 (and FSDP full sharding):
-    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``stage`` 0–3 or ``"fsdp"``, ``recipe`` a name in
+    (2 + 2 + K)Ψ/N_d. ``params`` Ψ (count), ``dp`` N_d (count), ``zero`` (the ZeRO stage) 0–3 or ``"fsdp"``, ``recipe`` a name in
     :data:`RECIPES`. Result in bytes.
 
     The paper's Figure 1 example, Ψ = 7.5B, N_d = 64, K = 12: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB; with FP32 Adam
@@ -207,7 +207,7 @@ def zero_bytes_per_gpu(params, dp, stage, recipe="mixed-adam") -> float:
     >>> round(zero_bytes_per_gpu(7.5e9, 64, 1, "fp32-adam") / 1e9, 1)
     60.9
     """
-    return sum(sharded_state_breakdown(params, dp, stage, recipe).values())
+    return sum(sharded_state_breakdown(params, dp, zero, recipe).values())
 
 
 # --- the ledger per GPU ----------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Moore's law in its 1975 form doubles the transistors on a chip about every two y
 pace with slower ones (three and four years) and with the dates TSMC's leading-edge nodes entered volume production
 (``data/process_nodes.csv``, each row with its source and check level; node names are marketing labels).
 
->>> [n.name for n in all_nodes()]
+>>> [n.name for n in all_process_nodes()]
 ['N7', 'N5', 'N3', 'N2']
 >>> round(doubling_projection(2025, 3), 1)
 10.1
@@ -17,7 +17,7 @@ from ._lazy import np
 
 from . import _check, _data, hardware
 
-__all__ = ["ProcessNode", "get", "names", "all_nodes", "node_intervals", "doubling_projection", "TransistorPoint",
+__all__ = ["ProcessNode", "get", "names", "all_process_nodes", "node_intervals", "doubling_projection", "TransistorPoint",
            "transistor_points", "fit_doubling_time"]
 
 
@@ -62,7 +62,7 @@ def names() -> list[str]:
     return _REGISTRY.names()
 
 
-def all_nodes() -> list[ProcessNode]:
+def all_process_nodes() -> list[ProcessNode]:
     """Every process node, oldest first."""
     return _REGISTRY.all()
 
@@ -74,7 +74,7 @@ def node_intervals() -> dict:
     >>> {k: round(v, 1) for k, v in node_intervals().items()}
     {'N7→N5': 2.0, 'N5→N3': 2.6, 'N3→N2': 2.9}
     """
-    nodes = all_nodes()
+    nodes = all_process_nodes()
     return {f"{a.name}→{b.name}": b.volume_year - a.volume_year for a, b in zip(nodes, nodes[1:])}
 
 

@@ -37,7 +37,7 @@ __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fracti
 @dataclass(frozen=True)
 class Plan:
     """A parallel plan: degrees ``tp``, ``pp``, ``dp``, ``ep``; ZeRO stage; ``microbatches`` per step per replica,
-    ``microbatch_size`` sequences each; ``virtual_stages`` (interleaved 1F1B chunks per GPU); sequence parallelism
+    ``microbatch`` sequences each; ``virtual_stages`` (interleaved 1F1B chunks per GPU); sequence parallelism
     and the recomputation choice ("none", "selective", "full")."""
 
     tp: int = 1
@@ -46,13 +46,13 @@ class Plan:
     ep: int = 1
     zero: int = 0
     microbatches: int = 1
-    microbatch_size: int = 1
+    microbatch: int = 1
     virtual_stages: int = 1
     sequence_parallel: bool = False
     recompute: str = "none"
 
     def __post_init__(self):
-        for f in ("tp", "pp", "dp", "ep", "microbatches", "microbatch_size", "virtual_stages"):
+        for f in ("tp", "pp", "dp", "ep", "microbatches", "microbatch", "virtual_stages"):
             object.__setattr__(self, f, _check.integer(f, getattr(self, f)))
         z = _check.integer("zero", self.zero, minimum=0)
         if z > 3:
@@ -67,12 +67,12 @@ class Plan:
 
     @property
     def batch(self) -> int:
-        """Sequences per training step (the global batch): microbatch_size × microbatches × dp."""
-        return self.microbatch_size * self.microbatches * self.dp
+        """Sequences per training step (the global batch): microbatch × microbatches × dp."""
+        return self.microbatch * self.microbatches * self.dp
 
     def __str__(self) -> str:
         return (f"TP {self.tp} × PP {self.pp} × DP {self.dp}" + (f" × EP {self.ep}" if self.ep > 1 else "")
-                + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch_size}")
+                + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch}")
 
 
 def _cluster(cluster, n_gpus, plan) -> systems.Cluster:
@@ -306,7 +306,7 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tup
     """
     m = models.get(model)
     where = placement(plan, cluster)
-    act = 2.0 * plan.microbatch_size * m.seq * m.hidden
+    act = 2.0 * plan.microbatch * m.seq * m.hidden
     rows = []
     if plan.tp > 1:
         count = (6 if plan.recompute == "full" else 4) * (m.layers // plan.pp) * plan.microbatches
@@ -340,18 +340,18 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tup
     return tuple(rows)
 
 
-def zero_traffic_factor(stage) -> float:
+def zero_traffic_factor(zero) -> float:
     """Data-parallel traffic per GPU per step, in units of the gradient buffer Ψ (16-bit), in the limit of many
     ranks: 2 for plain DP and ZeRO-1/2 (all-reduce = reduce-scatter + all-gather), 3 for ZeRO-3/FSDP (a reduce-scatter
     of gradients plus an all-gather of weights in the forward and again in the backward pass). Rajbhandari et al.
     2020, §7.
 
-    >>> [zero_traffic_factor(s) for s in range(4)]
+    >>> [zero_traffic_factor(z) for z in range(4)]
     [2.0, 2.0, 2.0, 3.0]
     """
-    s = _check.integer("stage", stage, minimum=0)
+    s = _check.integer("zero", zero, minimum=0)
     if s > 3:
-        raise ValueError(f"stage must be 0, 1, 2 or 3, got {stage!r}")
+        raise ValueError(f"zero must be 0, 1, 2 or 3, got {zero!r}")
     return 3.0 if s == 3 else 2.0
 
 
@@ -403,7 +403,7 @@ def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-ada
     m = models.get(model)
     c = _cluster(cluster, n_gpus, plan)
     warnings = validate(plan, m, c)
-    L = memory.ledger(m, recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp, dp=plan.dp,
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp,
                       zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
     fit = L.fits(c.accelerator, reserve)

@@ -152,7 +152,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     order = order[:k_top]
     names = activations.RECOMPUTE
     return [Candidate(parallel.Plan(tp=int(a[i, 0]), pp=int(a[i, 1]), dp=int(a[i, 2]), zero=int(a[i, 4]),
-                           microbatches=int(mb[i]), microbatch_size=int(a[i, 3]),
+                           microbatches=int(mb[i]), microbatch=int(a[i, 3]),
                            sequence_parallel=bool(a[i, 6]), recompute=names[int(a[i, 5])]),
                       float(total[i]), float(step[i])) for i in order]
 

@@ -31,7 +31,7 @@ from . import _check, _data, hardware, systems
 from .units import kWh
 
 __all__ = [
-    "fact", "accelerator_power", "host_share", "host_share_from_system", "it_power", "facility_power",
+    "facts", "fact", "deals", "accelerator_power", "host_share", "host_share_from_system", "it_power", "facility_power",
     "accelerators_supported", "run_energy", "electricity_cost", "Electricity", "electricity", "DEFAULT_PUE",
     "DEFAULT_PRICE", "emissions", "household_years",
     "peak_efficiency", "realised_efficiency", "RunEnergy", "run_ledger",
@@ -55,6 +55,27 @@ def _watts(gpu_power):
 
 
 # --- reference data --------------------------------------------------------------------------------------------
+def facts() -> tuple:
+    """Every row of ``data/energy_facts.csv`` (key, value, unit, description, source, checked) as a dict of
+    strings, in file order: the one reader of that file (one figure: :func:`fact`; the table:
+    :func:`chipchain.views.power.facts`).
+
+    >>> facts()[0]["checked"] in ("V", "V2", "U")
+    True
+    """
+    return _data.rows("energy_facts.csv")
+
+
+def deals() -> tuple:
+    """Every row of ``data/energy_deals.csv`` (nuclear and power-purchase deals for datacenters) as a dict of
+    strings, empty where the source gives no figure, in file order (the table: :func:`chipchain.views.power.deals`).
+
+    >>> sum("Three Mile" in r["what"] for r in deals()) >= 1
+    True
+    """
+    return _data.rows("energy_deals.csv")
+
+
 def fact(key: str) -> float:
     """A reference figure from ``data/energy_facts.csv``, in the unit its row states (kWh/year, ratio, $/kWh, W …).
 
@@ -67,7 +88,7 @@ def fact(key: str) -> float:
     ...
     KeyError: "unknown energy fact 'pue'; nearest known names: pue_seed002"
     """
-    rows = {r["key"]: r for r in _data.rows("energy_facts.csv")}
+    rows = {r["key"]: r for r in facts()}
     if not isinstance(key, str):
         raise ValueError(f"key must be an energy-fact name (str), got {key!r}")
     if key not in rows:

@@ -23,7 +23,7 @@ from .units import DAY
 __all__ = [
     "rate_from_daily_probability", "cluster_failure_rate", "mtbf", "expected_failures", "prob_no_failure",
     "daily_failures", "DailyFailures", "seed_back_of_envelope",
-    "log_value", "RootCause", "root_causes", "root_cause_share", "root_cause_check",
+    "failure_logs", "log_value", "RootCause", "root_causes", "root_cause_share", "root_cause_check",
     "llama3_mtbf", "llama3_per_gpu_rate", "per_gpu_rate", "cluster_mtbf", "spare_nodes",
 ]
 
@@ -149,16 +149,27 @@ def seed_back_of_envelope(fans=20_000, cards=10_000, cables=10_000, p_per_day=1e
 
 # --- published failure logs ----------------------------------------------------------------------------------------
 
+def failure_logs() -> tuple:
+    """Every row of ``data/failure_logs.csv`` (run-level figures from published training logs: Llama 3 405B,
+    OPT-175B) as a dict with ``run``, ``quantity``, ``value`` (a float), its source and check level, in file order.
+    The one reader of that file (the table is :func:`chipchain.views.reliability.failure_logs`).
+
+    >>> [r["value"] for r in failure_logs() if r["quantity"] == "unexpected_interruptions"][:1]
+    [419.0]
+    """
+    return tuple({**r, "value": float(r["value"])} for r in _data.rows("failure_logs.csv"))
+
+
 def log_value(run: str, quantity: str) -> float:
     """One figure from ``data/failure_logs.csv``; unknown names raise ``KeyError`` listing the nearest.
 
     >>> log_value("Llama 3 405B", "interruptions")
     466.0
     """
-    rows = _data.rows("failure_logs.csv")
+    rows = failure_logs()
     for r in rows:
         if r["run"].lower() == str(run).lower() and r["quantity"] == quantity:
-            return float(r["value"])
+            return r["value"]
     raise KeyError(_check.nearest_message(f"{run}/{quantity}", [f"{r['run']}/{r['quantity']}" for r in rows],
                                           "failure-log figure"))
 

@@ -22,7 +22,7 @@ from .hardware import get
 __all__ = [
     "arithmetic_intensity", "matmul_flops", "matmul_bytes", "matmul_intensity", "elementwise_intensity",
     "ridge_point", "attainable", "attainable_flops", "fraction_of_peak", "bound", "matmul_speedup",
-    "tiled_matmul", "measure_matmul", "measure_triad",
+    "tiled_matmul",
     "transformer_matmul_intensity", "tokens_to_compute_bound", "link_ridge_point",
 ]
 
@@ -269,46 +269,3 @@ def tiled_matmul(a, b, tile):
             loads += a_strip.size + b_strip.size
             c[i:i + t, j:j + t] = a_strip @ b_strip                 # ... and reused for every output element
     return c, loads, 2 * m * n * k
-
-
-# --- the reader's own machine ------------------------------------------------------------------------------------
-
-def measure_matmul(n=512, repeats=3) -> float:
-    """Best-of-``repeats`` FLOP/s of a float64 n×n NumPy matmul on this machine (2n³ FLOPs per product)."""
-    import time
-
-    import numpy as np
-
-    n = _check.integer("n", n, minimum=16)
-    repeats = _check.integer("repeats", repeats)
-    rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
-    a @ b
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t0)
-    return 2.0 * n**3 / best
-
-
-def measure_triad(n=10_000_000, repeats=3) -> float:
-    """Best-of-``repeats`` memory bandwidth (bytes/s) of a STREAM-like triad a = b + s·c in float64.
-
-    NumPy does it in two passes (``a = s·c``, then ``a += b``): five arrays of 8-byte elements cross memory per
-    element (read c, write a; read a, read b, write a), so 40·n bytes are counted — not STREAM's 24·n.
-    """
-    import time
-
-    import numpy as np
-
-    n = _check.integer("n", n, minimum=1000)
-    repeats = _check.integer("repeats", repeats)
-    b, c, a = np.ones(n), np.full(n, 2.0), np.empty(n)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.multiply(c, 3.0, out=a)
-        np.add(a, b, out=a)
-        best = min(best, time.perf_counter() - t0)
-    return 40.0 * n / best

@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 from . import _check, activations, loss_memory, memory, models
 
-__all__ = ["COMPONENTS", "Timeline", "step_timeline"]
+__all__ = ["COMPONENTS", "MemoryTimeline", "step_timeline"]
 
 #: the stacked components, bottom to top
 COMPONENTS = ("model states", "gradients", "activations", "logits and loss")
 
 
 @dataclass(frozen=True)
-class Timeline:
+class MemoryTimeline:
     """Memory per GPU at each event of one step: ``labels`` (one per event), ``phases`` ("forward", "backward",
     "optimizer"), and ``bytes`` — a dict from each of :data:`COMPONENTS` to a tuple of bytes per event. ``peak`` is
     the largest total, reached first at event ``peak_index`` (``peak_label``)."""
@@ -64,7 +64,7 @@ class Timeline:
 
 
 def step_timeline(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, dp=1, zero=0,
-                  sequence_parallel=False, recompute="none", loss_chunks=1) -> Timeline:
+                  sequence_parallel=False, recompute="none", loss_chunks=1) -> MemoryTimeline:
     """The memory timeline of one training step of ``model`` on one GPU (tensor parallel over ``tp``, ZeRO stage
     ``zero`` over ``dp``; no pipeline), with ``loss_chunks`` chunks for the cross-entropy. Events: start, one per
     forward layer, the loss, one per backward layer, the optimizer step, and zero_grad. Gradients of a ZeRO-2/3
@@ -96,4 +96,4 @@ def step_timeline(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, d
     labels.append("optimizer step"); phases.append("optimizer"); rows.append((kept, grads_total, 0.0, 0.0))
     labels.append("zero_grad"); phases.append("optimizer"); rows.append((kept, 0.0, 0.0, 0.0))
     cols = {c: tuple(r[j] for r in rows) for j, c in enumerate(COMPONENTS)}
-    return Timeline(m.name, tuple(labels), tuple(phases), cols)
+    return MemoryTimeline(m.name, tuple(labels), tuple(phases), cols)

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
                models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
 from .units import DAY, kWh
 
 __all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
-           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep",
-           "shippable_parts"]
+           "FailureStep", "ElectricityStep", "ExportStep", "ServingStep"]
 
 def _assumed(name, given):
     """``given``, or the assumption ``name`` of ``data/assumptions.csv`` when it is None."""
@@ -157,8 +156,8 @@ class ExportStep:
     accelerator: str
     classifications: dict       #: rule id → :class:`chipchain.policy.Classification`
     shippable: dict             #: rule id → best uncontrolled part's name (None if none qualifies)
-    shippable_peak: dict        #: rule id → its dense peak, FLOP/s
-    shippable_days: dict        #: rule id → days of computing for the same run, same n_gpus and MFU
+    shippable_peak: dict        #: rule id → its dense peak, FLOP/s (None if no part qualifies)
+    shippable_days: dict        #: rule id → days of computing for the same run, same n_gpus and MFU (None if none)
 
 
 @dataclass(frozen=True)
@@ -183,32 +182,6 @@ class ServingStep:
     dollars_per_million_tokens: float
 
 
-def _node_parts() -> list:
-    """Catalog accelerators that have a node in :mod:`chipchain.systems` (so a cluster of them can be built)."""
-    return list(dict.fromkeys(n.accelerator.name for n in systems.all_nodes() if n.accelerator is not None))
-
-
-@lru_cache(maxsize=None)
-def shippable_parts(rule_id, dtype="bf16") -> tuple:
-    """``(name, dense peak FLOP/s)`` of every catalog part with a node that export rule ``rule_id`` does not
-    control, fastest first at ``dtype`` (parts without that peak left out).
-
-    >>> [n for n, _ in shippable_parts("2023-10")][:1], [n for n, _ in shippable_parts("2022-10")][:1]
-    (['H20'], ['H800'])
-    """
-    policy.rule(rule_id)
-    out = []
-    for name in _node_parts():
-        acc = hardware.get(name)
-        if policy.classify(acc, rule_id).controlled is not False:
-            continue
-        try:
-            out.append((acc.name, float(acc.peak_flops(dtype))))
-        except (ValueError, KeyError):
-            continue
-    return tuple(sorted(out, key=lambda x: -x[1]))
-
-
 def _serving_step(acc, m, seq, gpus_per_node, price, usable) -> ServingStep:
     n = serving.gpus_to_hold(acc, m, seq, usable_fraction=usable)
     top = inference.max_batch(n * acc.require("memory_bytes"), m, seq, usable_fraction=usable)
@@ -231,6 +204,19 @@ def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> 
 #: the inputs :meth:`Walkthrough.replace` accepts
 _INPUTS = ("model", "accelerator", "n_gpus", "system", "cluster", "plan", "tokens", "mfu", "mfus", "dtype",
            "peak_flops", "recipe", "batch")
+
+
+def _once(step):
+    """Compute a step that takes no argument once per walkthrough (a frozen record, so the answer cannot change):
+    the ledger, the views and the later steps ask for steps ① – ⑤ and ⑧ again and again. A step that raises
+    (no plan) is not cached and raises again."""
+    @wraps(step)
+    def once(self):
+        done = self.__dict__.setdefault("_steps_done", {})
+        if step.__name__ not in done:
+            done[step.__name__] = step(self)
+        return done[step.__name__]
+    return once
 
 
 @dataclass(frozen=True, init=False)
@@ -419,6 +405,7 @@ class Walkthrough:
         return compute.training_time(self.step2_compute().flops, self.n_gpus, self.peak_flops, self.mfu)
 
     # --- ① memory of states ---------------------------------------------------------------------------------
+    @_once
     def step1_states(self) -> StatesStep:
         """Model states = bytes per parameter × parameters, compared with one card's memory.
 
@@ -434,11 +421,13 @@ class Walkthrough:
         return StatesStep(self.bytes_per_param, total, card, total / card, memory.min_gpus(total, card))
 
     # --- ② compute ----------------------------------------------------------------------------------------
+    @_once
     def step2_compute(self) -> ComputeStep:
         """C = 6·N·D and the cluster's peak, n × peak per GPU (1,024 × 312e12 = 3.19e17 FLOP/s)."""
         return ComputeStep(compute.training_flops(self.params, self.tokens), self.n_gpus * self.peak_flops)
 
     # --- ③ time -----------------------------------------------------------------------------------------------
+    @_once
     def step3_time(self) -> TimeStep:
         """T = C / (n · peak · MFU) at each utilisation in ``mfus``.
 
@@ -469,6 +458,7 @@ class Walkthrough:
         return EvidenceStep((lo, mid, hi), ids, secs, hours, tuple(compute.cost(h, price) for h in hours), price)
 
     # --- ④ the parallel plan and ⑤ memory per GPU (chapters 4 and 6) ----------------------------------------
+    @_once
     def step4_plan(self) -> PlanStep:
         """The plan (for the default, the source's TP × PP × DP = 8 × 16 × 8 with ZeRO-1, sequence parallelism and
         selective recomputation, Korthikanti et al. 2022's setting, 1,536 sequences per step in micro-batches of
@@ -490,6 +480,7 @@ class Walkthrough:
                         tuple(a.comm), traffic, a.ledger.total, a.fit.fits, a.warnings, a.compute_seconds,
                         a.step_seconds)
 
+    @_once
     def step5_memory_per_gpu(self) -> MemoryStep:
         """Memory per GPU: the model states spread over every GPU (ZeRO-3 over all n: 16 B × Ψ / n), the states
         under the plan (its TP × PP and its ZeRO stage over DP), and the first pipeline stage's activations under
@@ -504,7 +495,7 @@ class Walkthrough:
         """
         plan = self._require_plan()
         total = memory.state_bytes(self.params, self.recipe)
-        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch_size, tp=plan.tp, pp=plan.pp,
+        ledgers = {rc: memory.ledger(self.model, self.recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp,
                                      dp=plan.dp, zero=plan.zero, sequence_parallel=plan.sequence_parallel,
                                      recompute=rc, microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
                    for rc in activations.RECOMPUTE}
@@ -582,9 +573,10 @@ class Walkthrough:
         return float(compute.cost(hours, price))
 
     # --- ⑧ export controls (chipchain.policy; chapter 10) ---------------------------------------------------
+    @_once
     def step8_export(self) -> ExportStep:
         """The accelerator's classification under every rule in :func:`chipchain.policy.rules`, and for each rule
-        the fastest part it lets through (:func:`shippable_parts`) with the days the same run takes on it — same
+        the fastest part it lets through (:func:`chipchain.policy.shippable_parts`) with the days the same run takes on it — same
         GPU count, same MFU, the same 6ND (the plan is not re-searched: time depends only on n · peak · MFU).
 
         >>> e = Walkthrough().step8_export()
@@ -597,11 +589,11 @@ class Walkthrough:
         cls, ship, peak, days = {}, {}, {}, {}
         for r in policy.rules():
             cls[r.id] = policy.classify(self.accelerator, r.id)
-            parts = shippable_parts(r.id, self.dtype)
+            parts = policy.shippable_parts(r.id, self.dtype)
             ship[r.id] = parts[0][0] if parts else None
-            peak[r.id] = parts[0][1] if parts else float("nan")
+            peak[r.id] = parts[0][1] if parts else None          # never a silent NaN: no part, no figure
             days[r.id] = (compute.training_time(flops, self.n_gpus, parts[0][1], self.mfu) / DAY if parts
-                          else float("nan"))
+                          else None)
         return ExportStep(self.accelerator.name, cls, ship, peak, days)
 
     # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------

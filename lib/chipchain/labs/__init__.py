@@ -11,6 +11,8 @@ the ``chipchain`` equation it tests:
   :func:`chipchain.memory.sharded_state_breakdown`.
 * :mod:`~chipchain.labs.saved` — tensors saved for backward, counted with ``saved_tensors_hooks``, against
   Korthikanti et al.'s ledger (:func:`chipchain.activations.activation_bytes_per_layer`), term by term.
+* :mod:`~chipchain.labs.machine` — the reader's CPU: matmul FLOP/s and triad bytes/s, chapter 1's roofline of the
+  machine the notebook runs on (NumPy, no torch).
 * :mod:`~chipchain.labs.resume` — exact resume: model, optimizer, RNG and data-loader state; single process,
   DDP (and its bucket rebuild) and FSDP2 with distributed checkpointing.
 

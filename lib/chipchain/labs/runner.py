@@ -32,11 +32,11 @@ from dataclasses import dataclass
 
 from .. import _check
 
-__all__ = ["Run", "launch", "main", "device", "synchronize", "free_port", "one_thread", "single_threaded"]
+__all__ = ["Launch", "launch", "main", "device", "synchronize", "free_port", "one_thread", "single_threaded"]
 
 
 @dataclass(frozen=True)
-class Run:
+class Launch:
     """One launch: the worker's name, the rank count, the backend, the wall time of the whole launch (process
     start-up included, seconds) and ``results``, one entry per rank in rank order (plain data)."""
 
@@ -143,9 +143,9 @@ def _child(spec_path: str) -> None:
         os._exit(code)                        # explicit exit: no interpreter teardown after destroy_process_group
 
 
-def launch(worker, n_ranks=2, *, timeout=120.0, **options) -> Run:
+def launch(worker, n_ranks=2, *, timeout=120.0, **options) -> Launch:
     """Run ``worker(rank, n_ranks, **options)`` on ``n_ranks`` local processes (gloo on 127.0.0.1) and return a
-    :class:`Run` with each rank's result.
+    :class:`Launch` with each rank's result.
 
     Each rank is a fresh interpreter (the ``spawn`` model: nothing inherited from the caller but the environment),
     so a notebook, a script or a test can launch ranks alike. Args: ``worker`` a module-level function or
@@ -199,7 +199,7 @@ def launch(worker, n_ranks=2, *, timeout=120.0, **options) -> Run:
         for r in range(n):
             with open(os.path.join(outdir, f"rank{r}.json"), encoding="utf-8") as f:
                 out.append(json.load(f))
-    return Run(name, n, out[0]["backend"], time.perf_counter() - t0, tuple(o["result"] for o in out))
+    return Launch(name, n, out[0]["backend"], time.perf_counter() - t0, tuple(o["result"] for o in out))
 
 
 def main(worker, **options) -> None:

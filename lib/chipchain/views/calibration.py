@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from .. import _data, calibration, plotting, tables, units, widgets
+from .. import calibration, plotting, published_runs, tables, units, widgets
 from . import _layout
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
@@ -31,7 +31,7 @@ def runs_table():
     import pandas as pd
 
     rows = []
-    for r in calibration.runs():
+    for r in published_runs.runs():
         if r.kind != "run":
             continue
         u = calibration.implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype)
@@ -52,7 +52,7 @@ def mfu_table():
     import pandas as pd
 
     rows = []
-    for r in calibration.runs():
+    for r in published_runs.runs():
         if r.kind != "run" or r.reported_mfu is None:
             continue
         u = calibration.implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype)
@@ -67,7 +67,7 @@ def step_table(leave_one_out=True):
     fitted on."""
     import pandas as pd
 
-    rows = [{"configuration": calibration.get(e.name).run, "family": e.family, "plan": _plan(e),
+    rows = [{"configuration": published_runs.get(e.name).run, "family": e.family, "plan": _plan(e),
              "measured (s)": f"{e.measured:,.2f}", "predicted (s)": f"{e.predicted:,.2f}",
              "error": f"{e.error:+.1%}".replace("%", " %"), "η": f"{e.efficiency:.3f}",
              "η fitted on": f"{len(e.fitted_on)} other rows" if leave_one_out else f"{len(e.fitted_on)} rows"}
@@ -107,14 +107,8 @@ def error_table(fixed_mfu=0.5):
 
 
 def conflicts() -> tuple:
-    """The rows of ``data/run_conflicts.csv``: where two sources (or one paper and its own arithmetic) give
-    different figures for the same run, as dicts with ``figure_a`` and ``figure_b`` as floats."""
-    out = []
-    for row in _data.rows("run_conflicts.csv"):
-        d = dict(row)
-        d["figure_a"], d["figure_b"] = float(row["figure_a"]), float(row["figure_b"])
-        out.append(d)
-    return tuple(out)
+    """:func:`chipchain.calibration.conflicts` (the rows of ``data/run_conflicts.csv``), for the table below."""
+    return calibration.conflicts()
 
 
 def conflicts_table():
@@ -253,7 +247,7 @@ def step_explorer():
 
     def render(name, leave_one_out):
         e = errs[leave_one_out][name]
-        p, r = e.prediction, calibration.get(name)
+        p, r = e.prediction, published_runs.get(name)
         sec = lambda v: f"{v:,.2f} s"                                            # noqa: E731
         bar = plotting.svg_bars([("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble),
                                  ("exposed communication", p.exposed_comm)], capacity=e.measured,
@@ -272,7 +266,7 @@ def step_explorer():
 
     names = list(errs[True])
     return widgets.explore(render, [
-        widgets.Choice("name", "Configuration", {calibration.get(n).run: n for n in names}, value="kort-175b-sel"),
+        widgets.Choice("name", "Configuration", {published_runs.get(n).run: n for n in names}, value="kort-175b-sel"),
         widgets.Choice("leave_one_out", "Efficiency fitted on", {"the other rows": True, "all rows": False},
                        value=True),
     ], title="One published configuration, predicted and measured")

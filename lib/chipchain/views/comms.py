@@ -83,7 +83,7 @@ def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
     return ax
 
 
-def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, overlap=0.0,
+def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, dp_overlap=0.0,
                      **step):
     """Scaling efficiency (speedup / N) of data parallelism over a list of GPU counts, as a DataFrame.
 
@@ -91,7 +91,7 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
     (:func:`chipchain.comms.dp_scaling_efficiency`), ``speedup`` (relative to one GPU's ideal) and ``algorithm``
     (the all-reduce priced: by default the fastest at that GPU count). Arguments as
     :func:`chipchain.comms.dp_step_times`, which refuses a count that leaves a GPU less than one ``seq``-token
-    sequence; ``overlap`` in [0, 1]; other keywords (``seq``, ``algorithm``, ``efficiency``,
+    sequence; ``dp_overlap`` in [0, 1]; other keywords (``seq``, ``algorithm``, ``efficiency``,
     ``recipe``) go to it.
 
     >>> dp_scaling_curve(7e9, [8, 1024], 4e6)[["efficiency", "algorithm"]].round(2).values.tolist()
@@ -102,7 +102,7 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
     rows = []
     for n in gpu_counts:
         s = comms.dp_step_times(params, batch_tokens, cluster, n, peak_flops=peak_flops, mfu=mfu, **step)
-        e = s.efficiency(overlap)
+        e = s.efficiency(dp_overlap)
         rows.append({"gpus": int(n), "compute s": s.compute_seconds, "comm s": s.comm_seconds,
                      "comm / compute": s.comm_seconds / s.compute_seconds, "efficiency": e, "speedup": e * n,
                      "algorithm": s.algorithm})
@@ -135,7 +135,7 @@ def dp_gpu_counts(batch_tokens, seq=2048, largest=4096):
 
 
 def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
-                            overlap=0.0, ax=None):
+                            dp_overlap=0.0, ax=None):
     """Scaling efficiency against GPU count for several node designs (default: DGX H100, DGX A100, PCIe Gen4 cards
     with 100 GbE), each point with the fastest all-reduce algorithm at that count, up to the largest count that
     leaves every GPU one 2,048-token sequence. Returns the Axes."""
@@ -145,7 +145,7 @@ def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_
         designs = topologies()
         nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
     for i, node in enumerate(systems.node(x) for x in nodes):
-        df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, overlap)
+        df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, dp_overlap)
         ax.semilogx(df.index, df["efficiency"], marker="o", label=f"{node.intra.name} + {node.inter.name}",
                     color=plotting.color(i))
     ax.set_xlabel("GPUs")

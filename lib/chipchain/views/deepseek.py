@@ -10,7 +10,7 @@ __all__ = ["accounting_table", "bubble_table", "recipe_table", "same_job_table",
            "bubble_view", "bubble_explorer", "same_cards_explorer"]
 
 
-def accounting_table(run: deepseek.Run = deepseek.V3):
+def accounting_table(run: deepseek.Report = deepseek.V3):
     """The run's GPU-hour and dollar ledger as a pandas DataFrame (stages and total).
 
     >>> float(accounting_table().loc["total", "cost ($ M)"])

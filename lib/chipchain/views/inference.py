@@ -166,7 +166,7 @@ def process_node_table():
     """
     import pandas as pd
 
-    nodes = moore.all_nodes()
+    nodes = moore.all_process_nodes()
     gaps = [float("nan"), *moore.node_intervals().values()]
     rows = [{"node": n.name, "foundry": n.foundry, "volume_year": n.volume_year, "checked": n.checked,
              "source": n.source, "notes": n.notes, "gap_years": g} for n, g in zip(nodes, gaps)]
@@ -302,7 +302,7 @@ def plot_moore_projection(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year
         T = _check.positive("doubling_times", T)
         ax.semilogy(after, moore.doubling_projection(after, T, t0), color=plotting.color(i), lw=2,
                     ls="-" if T == 2.0 else "--", label=f"doubling every {T:g} years after {t0:g}")
-    for node in moore.all_nodes():
+    for node in moore.all_process_nodes():
         ax.axvline(node.volume_year, color="#777", ls=":", lw=1)
         ax.annotate(f"TSMC {node.name}", (node.volume_year, 0.05), rotation=90, fontsize=8, color="#555",
                     xytext=(2, 0), textcoords="offset points", va="bottom")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .. import _check, _data, hardware, landscape, plotting, tables, units, widgets
+from .. import _check, hardware, landscape, plotting, tables, units, widgets
 from . import _layout
 from ..units import fmt_percent
 
@@ -33,7 +33,7 @@ def factions():
     import pandas as pd
 
     rows = []
-    for r in _data.rows("factions.csv"):
+    for r in landscape.factions():
         members = [hardware.get(n) for n in r["catalog"].split(";") if n]
         peaks = [a.peaks.get("bf16") or a.peaks.get("fp16") for a in members]
         peaks = [p for p in peaks if p]

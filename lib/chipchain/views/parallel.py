@@ -160,7 +160,7 @@ def search_explorer():
 
 def commbound_table(nodes=("A100", "H100"), tp=8, ep=64):
     """When each cut becomes communication-bound, for each node type in ``nodes``
-    (:func:`chipchain.commbound.thresholds`): a DataFrame with one row per cut — the quantity, the link it crosses
+    (:func:`chipchain.commbound.critical_values`): a DataFrame with one row per cut — the quantity, the link it crosses
     and the critical value on each node (compute-bound above it).
 
     >>> float(commbound_table().iloc[0, 3])
@@ -168,7 +168,7 @@ def commbound_table(nodes=("A100", "H100"), tp=8, ep=64):
     """
     import pandas as pd
 
-    ts = [commbound.thresholds(n, tp=tp, ep=ep) for n in nodes]
+    ts = [commbound.critical_values(n, tp=tp, ep=ep) for n in nodes]
     rows = [("DP: gradient all-reduce", "tokens per GPU per step", "inter", "dp_tokens"),
             ("FSDP / ZeRO-3: gathers + reduce-scatter", "tokens per GPU per step", "inter", "fsdp_tokens"),
             (f"TP {tp}: two all-reduces per layer", "hidden size h", "intra", "tp_hidden"),
@@ -210,7 +210,7 @@ def batch_floor_table(batch_tokens, n_gpus=(1024, 4096, 16384), seq=2048, node="
     """
     import pandas as pd
 
-    crit = commbound.thresholds(node).dp_tokens
+    crit = commbound.critical_values(node).dp_tokens
     rows = []
     for n in n_gpus:
         f = commbound.batch_floor(batch_tokens, n, seq, crit)

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from .._lazy import np
 
-from .. import _data, datapath, experiments, plotting, scheduling, tables, widgets
+from .. import datapath, experiments, plotting, scheduling, tables, widgets
 from . import _layout
 from ..units import HOUR, TERA, fmt_duration, fmt_number, fmt_percent
 
@@ -38,7 +38,7 @@ def troubleshooting():
     """
     import pandas as pd
 
-    return pd.DataFrame(list(_data.rows("troubleshooting.csv")))
+    return pd.DataFrame(list(experiments.troubleshooting()))
 
 
 # --- figures -----------------------------------------------------------------------------------------------------

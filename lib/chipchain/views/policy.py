@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from .. import _data, plotting, policy, tables, units, widgets
+from .. import plotting, policy, tables, units, widgets
 from . import _layout
 
 __all__ = ["placements", "io_audit", "timeline", "superpods", "plot_rule_plane", "plot_rule_planes",
@@ -88,7 +88,7 @@ def timeline():
     """
     import pandas as pd
 
-    return pd.DataFrame(list(_data.rows("policy_timeline.csv"))).sort_values("date").reset_index(drop=True)
+    return pd.DataFrame(list(policy.timeline())).sort_values("date").reset_index(drop=True)
 
 
 def superpods():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .._lazy import np
 
-from .. import _data, economics, plotting, power, systems, units, walkthrough, widgets
+from .. import economics, plotting, power, systems, units, walkthrough, widgets
 from . import _layout
 from ..units import fmt_percent
 
@@ -23,7 +23,7 @@ def facts():
     """
     import pandas as pd
 
-    df = pd.DataFrame(list(_data.rows("energy_facts.csv"))).set_index("key")
+    df = pd.DataFrame(list(power.facts())).set_index("key")
     df["value"] = df["value"].astype(float)
     return df
 
@@ -40,7 +40,7 @@ def deals():
     """
     import pandas as pd
 
-    df = pd.DataFrame(list(_data.rows("energy_deals.csv"))).replace("", np.nan)
+    df = pd.DataFrame(list(power.deals())).replace("", np.nan)
     for column in df.columns:        # numeric columns typed as numbers, as pandas would read the file
         try:
             df[column] = pd.to_numeric(df[column])

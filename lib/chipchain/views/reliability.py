@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from .._lazy import np
 
-from .. import _check, _data, checkpoint, failsim, plotting, reliability, widgets
+from .. import _check, checkpoint, failsim, plotting, reliability, widgets
 from . import _layout
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
 
@@ -22,7 +22,7 @@ def failure_logs():
     """
     import pandas as pd
 
-    df = pd.DataFrame(list(_data.rows("failure_logs.csv")))
+    df = pd.DataFrame(list(reliability.failure_logs()))
     df["value"] = df["value"].astype(float)
     return df
 

@@ -37,7 +37,7 @@ class LedgerRow:
     step: int
     name: str
     quantity: str
-    value: float
+    value: float | None         #: None where the step has no number (no plan, cannot serve): the text says why
     text: str
     chapter: int
     key: str = ""               #: a short name for the row (what :func:`texts` is keyed by)
@@ -76,7 +76,7 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
             add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
     if w.plan is None:
         for step in (4, 5):
-            rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", float("nan"), w.plan_reason,
+            rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", None, w.plan_reason,
                                   STEP_CHAPTERS[step], f"no_plan_{step}"))
     else:
         s4 = w.step4_plan()
@@ -122,7 +122,7 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
     try:
         s9 = w.step9_serving()
     except ValueError as err:                  # the model does not fit in the largest group of GPUs
-        rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", float("nan"), str(err), STEP_CHAPTERS[9],
+        rows.append(LedgerRow(9, STEP_NAMES[9], "cannot serve", None, str(err), STEP_CHAPTERS[9],
                               "no_serving"))
     else:
         add(9, "GPUs that hold the model for serving", s9.n_gpus,

@@ -1,41 +1,20 @@
-"""Export controls as arithmetic: total processing performance, performance density, and the rules that use them.
+"""Export controls, the arithmetic: TPP and performance density of a part, the rules as data
+(``data/export_rules.json``), a part's I/O as the 2022 rule counts it, and a classification that says which
+threshold caught it (the package docstring, :mod:`chipchain.policy`, states the conventions).
 
-* **Total processing performance** (TPP, US BIS, ECCN 3A090): ``TPP = 2 · MacTOPS · bit length`` of the operation,
-  dense, at the precision that gives the highest value, summed over processing units. One multiply-accumulate is two
-  operations, so ``2 · MacTOPS`` is the dense tera-operations per second the datasheets print:
-  ``TPP = TOPS · bits``. 4,800 ≈ 300 dense TFLOPS at 16 bits ≈ 600 TOPS at 8 bits.
-* **Performance density** ``PD = TPP / applicable die area`` in mm²; the 2023 rule's technical notes define the
-  applicable die area (for a multi-die package, the logic dies counted together), which the catalog lacks for B200.
-* **Rules as data** in ``data/export_rules.json``: each category is a list of alternative branches, each branch a
-  list of conditions ``min ≤ metric < max`` (``min`` inclusive, ``max`` exclusive). :func:`classify` evaluates them
-  and says in words which threshold caught a chip or why it passed. The rules are paraphrased from secondary notes
-  that quote the Federal Register text (checked V2); the book says so.
-* **I/O as the 2022 rule counts it**: the *aggregate* bidirectional rate over all inputs and outputs to chips other
-  than volatile memory — link, host link (PCIe) and bridges, not NVLink alone (:func:`chip_io`). Where our sources
-  give only part of it, the sum is a lower bound that can catch a chip but not clear it.
-
-Bit length of TF32: the format carries 19 bits (1 sign, 8 exponent, 10 mantissa) in a 32-bit register; this module
-counts 19 (:data:`BITS`), a reading of "bit length of the operation", not settled text. At 32 bits a part that runs
-TF32 at its BF16 rate would double its TPP on paper (Trainium2's catalog row does, so even at 19 bits its highest
-TPP comes from TF32); for NVIDIA parts, which run TF32 at half the BF16 rate, the choice changes nothing.
-
->>> round(tpp("H100")), round(tpp("A100"))
-(15832, 4992)
->>> classify("A800", "2022-10").category, classify("A800", "2023-10").category
-('not controlled', '3A090.a')
->>> classify("H100-PCIe", "2022-10").reason      # PCIe 128 GB/s + the NVLink bridge's 600 GB/s
-'caught by 3A090: TPP 12,104 ≥ 4,800 and bidirectional I/O 728 GB/s ≥ 600'
+>>> classify("H20", "2023-10").category
+'not controlled'
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, _data, hardware, links, units
+from .. import _check, _data, hardware, links, units
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
-           "rules", "rule", "thresholds", "ChipIO", "chip_io", "Classification", "classify_numbers", "classify",
-           "Placement", "placements", "Superpod", "superpods"]
+           "rules", "rule", "thresholds", "timeline", "ChipIO", "chip_io", "Classification", "classify_numbers",
+           "classify"]
 
 #: bit length per precision for TPP; TF32 at its 19 carried bits (see the module docstring)
 BITS = {**hardware.BITS, "tf32": 19}
@@ -339,82 +318,13 @@ def classify(accelerator, rule_id="2023-10") -> Classification:
     return classify_numbers(t, pd, io.aggregate, acc.market, rule_id, io.complete)
 
 
-@dataclass(frozen=True)
-class Placement:
-    """One catalog part under every rule: its TPP (``None`` without a peak), the precision that gives it, its
-    performance density, aggregate bidirectional I/O (:class:`ChipIO`) and its :class:`Classification` under each
-    rule, in rule order."""
+# --- the rules' history -----------------------------------------------------------------------------------------
+def timeline() -> tuple:
+    """Every row of ``data/policy_timeline.csv`` (dated export-control events with their source) as a dict of
+    strings, in file order: the one reader of that file (the table, oldest first:
+    :func:`chipchain.views.policy.timeline`).
 
-    accelerator: hardware.Accelerator
-    tpp: float | None
-    dtype: str | None
-    pd: float | None
-    io: ChipIO
-    classifications: tuple
-
-
-def placements(rule_ids=None) -> list[Placement]:
-    """Every catalog part with its TPP, performance density and classification under each rule (all by default).
-
-    >>> h20 = [p for p in placements() if p.accelerator.name == "H20"][0]
-    >>> h20.tpp, [c.category for c in h20.classifications]
-    (2368.0, ['not controlled', 'not controlled'])
+    >>> sorted(r["date"] for r in timeline())[0]
+    '2022-10-07'
     """
-    ids = [r.id for r in _rules()] if rule_ids is None else [rule(i).id for i in rule_ids]
-    out = []
-    for acc in hardware.all_accelerators():
-        t, d = tpp_precision(acc) if acc.precisions() else (None, None)
-        pd = performance_density_from(t, acc.die_area_mm2) if t is not None and acc.die_area_mm2 else None
-        out.append(Placement(acc, t, d, pd, chip_io(acc), tuple(classify(acc, i) for i in ids)))
-    return out
-
-
-@dataclass(frozen=True)
-class Superpod:
-    """A rack-scale system (``data/superpods.csv``) in SI units: total dense 16-bit peak (FLOP/s), memory (bytes),
-    power (W, ``None`` where our sources give none)."""
-
-    system: str
-    accelerator: hardware.Accelerator
-    n_gpus: int
-    racks: int
-    peak_flops: float
-    memory_bytes: float
-    power: float | None
-    checked: str
-    notes: str
-
-    @property
-    def peak_flops_per_rack(self) -> float:
-        """FLOP/s per rack."""
-        return self.peak_flops / self.racks
-
-    @property
-    def gpu_peak_flops(self) -> float:
-        """FLOP/s per accelerator."""
-        return self.peak_flops / self.n_gpus
-
-    @property
-    def flops_per_watt(self) -> float | None:
-        """Peak FLOP/s per watt of rack power (``None`` without a power figure)."""
-        return self.peak_flops / self.power if self.power else None
-
-
-def superpods() -> list[Superpod]:
-    """Rack-scale systems: Atlas 900 A3 SuperPoD (both figures its page prints) and GB200 NVL72 (the dense 16-bit
-    figure NVIDIA prints; memory from the catalog's B200 estimate). Where a row leaves compute or memory empty, it
-    is the accelerator count times the catalog figure.
-
-    >>> [round(s.peak_flops / 1e15, 1) for s in superpods()]
-    [307.2, 288.7, 180.0]
-    """
-    out = []
-    for r in _data.rows("superpods.csv"):
-        acc = hardware.get(r["accelerator"])
-        n = int(r["accelerators"])
-        peak = _data.optional_float(r, "pflops_16bit", units.PFLOPS)
-        mem = _data.optional_float(r, "memory_TB", units.TB)
-        out.append(Superpod(r["system"], acc, n, int(r["racks"]), n * acc.peak_flops("bf16") if peak is None else peak,
-                            n * acc.require("memory_bytes") if mem is None else mem,
-                            _data.optional_float(r, "power_kW", 1e3), r["checked"], r["notes"]))
-    return out
+    return _data.rows("policy_timeline.csv")
