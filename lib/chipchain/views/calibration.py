@@ -8,6 +8,7 @@ import statistics
 
 from .. import calibration, plotting, published_runs, tables, units, widgets
 from . import _layout
+from ._figure import Figure, key
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
            "plot_step_scatter", "plot_hours_scatter", "calibration_figure", "step_explorer", "BANDS"]
@@ -177,7 +178,6 @@ def plot_hours_scatter(ax=None, fixed_mfu=0.5):
 def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):
     """A log–log predicted-against-measured chart: ``pairs`` is [(key label, colour, [(x, y), ...])], drawn as
     points with an HTML key (dots), the identity line and dashed ± :data:`BANDS` lines."""
-    from ._figure import key
 
     lo, hi = lim
     lines = [{"x": [lo, hi], "y": [lo, hi], "label": identity, "color": "#000"}]
@@ -203,7 +203,6 @@ def calibration_figure(fixed_mfu=0.5):
     >>> len(f.data["steps"]), len(f.data["hours"])
     (14, 16)
     """
-    from ._figure import Figure
 
     steps, hours = calibration.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
     fams = list(dict.fromkeys(e.family for e in steps))

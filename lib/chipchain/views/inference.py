@@ -8,6 +8,7 @@ from __future__ import annotations
 from .. import _check, assumptions, devices, hardware, inference, models, moore, plotting, roofline, serving, units, widgets
 from . import _layout
 from ..units import fmt_percent
+from ._figure import Figure
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
            "process_node_table", "packaging_table", "decode_roofline_points", "decode_roofline_figure",
@@ -208,7 +209,6 @@ def decode_roofline_figure(accelerator, model, context, batches=(1, 8, 64, 512),
     """
     import numpy as np
 
-    from ._figure import Figure
 
     acc, m = hardware.get(accelerator), models.get(model)
     peak, bw = acc.peak_flops(dtype), acc.require("memory_bandwidth")
@@ -219,32 +219,32 @@ def decode_roofline_figure(accelerator, model, context, batches=(1, 8, 64, 512),
         fits = NO_FIT not in label
         short = (f"prefill, {context:,} tokens" if b is None else
                  f"batch {b:,}" if fits else f"batch {b:,}: does not fit")
-        pts.append((short, intensity, fits, float(roofline.attainable_flops(acc, intensity, dtype)) / 1e12))
+        pts.append((short, intensity, fits, float(roofline.attainable_flops(acc, intensity, dtype)) / units.TFLOPS))
     lo = min(0.3, min(i for _, i, _, _ in pts) / 2)
     hi = max(1e4, max(i for _, i, _, _ in pts) * 3)
     xs = sorted({float(x) for x in np.logspace(np.log10(lo), np.log10(hi), 61)} | {ridge})
-    ys = [float(v) / 1e12 for v in roofline.attainable_flops(acc, np.array(xs), dtype)]
+    ys = [float(v) / units.TFLOPS for v in roofline.attainable_flops(acc, np.array(xs), dtype)]
     colour = {True: plotting.color(1), False: "#888"}
     points = [{"x": i, "y": y, "label": s, "color": plotting.color(2) if s.startswith("prefill") else colour[f]}
               for s, i, f, y in pts]
     decode = [p for p in pts if not p[0].startswith("prefill")]
     alt = (f"Log–log roofline of the {acc.name} at {dtype.upper()}: a bandwidth slope of {bw / units.TB:.2f} TB/s "
-           f"up to a flat roof of {peak / 1e12:,.0f} TFLOP/s, meeting at the ridge, {ridge:,.0f} FLOP per byte. "
+           f"up to a flat roof of {peak / units.TFLOPS:,.0f} TFLOP/s, meeting at the ridge, {ridge:,.0f} FLOP per byte. "
            + "; ".join(f"{'' if s.startswith('prefill') else 'decode at '}{s}: {i:,.1f} FLOP per byte, {y:,.1f} TFLOP/s"
                       for s, i, _, y in pts) + ". "
            + ("Every decode point lies left of the ridge, memory-bound." if all(i < ridge for _, i, _, _ in decode)
               else ""))
     html = plotting.svg_chart(
-        lines=[{"x": xs, "y": ys, "label": f"{acc.name} {dtype.upper()} roofline ({peak / 1e12:,.0f} TFLOP/s dense, "
+        lines=[{"x": xs, "y": ys, "label": f"{acc.name} {dtype.upper()} roofline ({peak / units.TFLOPS:,.0f} TFLOP/s dense, "
                                             f"{bw / units.TB:.2f} TB/s)"}],
         points=points, vlines=[{"x": ridge, "label": f"ridge {ridge:,.0f} FLOP/byte"}],
-        xlog=True, ylog=True, xlim=(lo, hi), ylim=(min(ys) / 1.5, peak / 1e12 * 8), xlabel="arithmetic intensity (FLOP/byte)",
+        xlog=True, ylog=True, xlim=(lo, hi), ylim=(min(ys) / 1.5, peak / units.TFLOPS * 8), xlabel="arithmetic intensity (FLOP/byte)",
         ylabel=f"attainable {dtype.upper()} TFLOP/s (dense)", height=340,
         title=f"{m.name} on one {acc.name}, {context:,}-token context", alt=alt)
     text = (f"{m.name} on the {acc.name} {dtype.upper()} roofline (ridge {ridge:,.0f} FLOP/byte): "
             + "; ".join(f"{'' if s.startswith('prefill') else 'decode '}{s}: {i:,.1f} FLOP/byte -> {y:,.1f} TFLOP/s"
                        for s, i, _, y in pts))
-    return Figure(html, text, {"ridge": ridge, "peak_tflops": peak / 1e12, "bandwidth": bw,
+    return Figure(html, text, {"ridge": ridge, "peak_tflops": peak / units.TFLOPS, "bandwidth": bw,
                                "points": [(s, i, y) for s, i, _, y in pts], "line": (xs, ys)})
 
 

@@ -3,6 +3,7 @@ mixture-of-experts weight traffic, and Moore's law with real transistor counts."
 from __future__ import annotations
 
 from .. import _check, moore, plotting, serving_latency
+from ._figure import Figure, key
 
 
 def plot_latency_throughput(curves: dict, ax=None, label_batches=(1, 8, 64)):
@@ -42,7 +43,6 @@ def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
     >>> [(b, round(ms, 2), round(tps)) for _, b, ms, tps in f.data["points"]]
     [(1, 4.83, 207), (64, 7.36, 8695)]
     """
-    from ._figure import Figure
 
     if not curves:
         raise ValueError("curves must hold at least one labelled list of LatencyPoint")
@@ -79,7 +79,6 @@ def transistor_counts_figure(eras=((1971, 2005), (2005, 2022))):
     """
     import numpy as np
 
-    from ._figure import Figure, key
 
     cpu, acc = moore.transistor_points("microprocessor"), moore.transistor_points("accelerator")
     lines, fits = [], []

@@ -14,6 +14,7 @@ from . import _layout
 from ..units import DAY
 from ..walkthrough import Walkthrough
 from ..units import fmt_percent
+from ._figure import Figure
 
 __all__ = ["STEP_NAMES", "STEP_CHAPTERS", "LedgerRow", "ledger_rows", "texts", "ledger", "inputs_table",
            "ledger_html", "time_budget_days", "time_budget_html", "evidence_table", "plot_time_budget",
@@ -336,7 +337,6 @@ def time_budget_figure(walkthrough: Walkthrough | None = None):
     >>> [round(d) for _, d in time_budget_figure().data["bars"]]
     [76, 152, 156]
     """
-    from ._figure import Figure
 
     bars = time_budget_days(walkthrough)
     days = lambda v: f"{v:,.0f} days"                                                # noqa: E731
