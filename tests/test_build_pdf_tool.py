@@ -70,3 +70,15 @@ def test_default_views_only_keeps_each_stacks_selected_child(tmp_path):
     assert state["st"]["state"]["children"][1] == "IPY_MODEL_b"
     assert state["st"]["state"]["children"][0] != "IPY_MODEL_a"
     assert "a" not in state and "orphan" not in state and "b" in state
+
+
+def test_svg2_paint_order_becomes_a_style_property_epub_accepts():
+    """epubcheck's SVG 1.1 schema has no paint-order attribute (the chart system's label halo): the EPUB writes the
+    same CSS property in the element's style, keeping any style it has; a tag without it is left alone."""
+    html = ('<svg><text x="1" stroke="#fff" paint-order="stroke">a</text>'
+            '<text paint-order="stroke" style="fill:red;">b</text><rect paint-order="fill"/><text>c</text></svg>')
+    out = build_pdf.PAINT_ORDER_TAG.sub(build_pdf._svg11_style, html)
+    assert "paint-order=" not in out
+    assert '<text x="1" stroke="#fff" style="paint-order:stroke">a</text>' in out
+    assert '<text style="fill:red;paint-order:stroke">b</text>' in out
+    assert '<rect style="paint-order:fill"/>' in out and "<text>c</text>" in out

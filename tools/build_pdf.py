@@ -81,6 +81,26 @@ TEXT = {   # the few strings the tool itself writes, per edition
 # The book's pages, in the order of the table of contents
 # ---------------------------------------------------------------------------------------------------------------
 
+
+#: a tag carrying SVG 2's paint-order attribute
+PAINT_ORDER_TAG = re.compile(r"<[a-zA-Z][^<>]*\spaint-order=\"[^\"]*\"[^<>]*>")
+
+
+def _svg11_style(m) -> str:
+    """One tag with ``paint-order="…"`` rewritten with the property in its ``style`` (kept with any style it has).
+
+    >>> import re
+    >>> _svg11_style(re.match(r".*", '<text x="1" paint-order="stroke" style="a:b">'))
+    '<text x="1" style="a:b;paint-order:stroke">'
+    """
+    tag = m.group(0)
+    value = re.search(r'\spaint-order="([^"]*)"', tag).group(1)
+    tag = re.sub(r'\spaint-order="[^"]*"', "", tag)
+    if re.search(r'\sstyle="', tag):
+        return re.sub(r'\sstyle="([^"]*)"', lambda s: f' style="{s.group(1).rstrip(";")};paint-order:{value}"', tag,
+                      count=1)
+    return tag[:-1].rstrip("/").rstrip() + f' style="paint-order:{value}"' + ("/>" if tag.endswith("/>") else ">")
+
 def toc_entries(toc_path: Path) -> list[dict]:
     """[{doc, part}] for the root page and every chapter of every part, in order."""
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
@@ -662,6 +682,9 @@ def build_epub(epub_path: Path, site: Path, lang: str, chapters: list[dict], pag
             return m.group(0)
 
         html = re.sub(r'src="([^"]*)"', src, html)
+        # SVG 2 presentation attributes EPUB 3's SVG 1.1 schema lacks (the chart system's label halo,
+        # paint-order="stroke") become the same CSS property in the element's style
+        html = PAINT_ORDER_TAG.sub(_svg11_style, html)
         # attributes epubcheck's HTML5 schema rejects
         html = re.sub(r'\s(?:tabindex|aria-[\w-]+|role)="[^"]*"', lambda m: m.group(0) if "aria-label" in m.group(0) or "role" in m.group(0) else "", html)
         return html
