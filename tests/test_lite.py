@@ -193,6 +193,7 @@ def test_kernel_loads_pyodide_from_the_site_and_never_from_pypi(site):
     assert all(not re.match(r"https?://", u) for u in kernel["pipliteUrls"]), kernel["pipliteUrls"]
     overrides = json.loads((site / "overrides.json").read_text())   # every cell renders (the browser test reads them)
     assert overrides["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"
+    assert overrides["@jupyterlab/notebook-extension:tracker"]["autoStartDefaultKernel"] is True   # no kernel dialog
 
 
 def test_runtime_is_the_npm_package_pyodide_0_27_7(pyodide_dir):

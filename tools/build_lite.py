@@ -17,7 +17,7 @@ What it does, in order:
 3. runs ``jupyter lite build`` (jupyterlite-core 0.6 with the Pyodide kernel 0.6) with the notebooks as contents and
    the wheels as piplite wheels, and with the kernel pointed at the site's own Pyodide (``pyodideUrl``) and forbidden
    to fall back to PyPI (``disablePyPIFallback``); ``overrides.json`` turns notebook windowing off so every cell
-   renders;
+   renders, and starts the preferred kernel without a "Select Kernel" dialog;
 4. places the Pyodide 0.27.7 runtime at ``<site>/static/pyodide/``: the runtime files from the npm package
    ``pyodide@0.27.7`` (``npm ci`` checks the package against the sha512 in ``package-lock.json``), and the package
    wheels the chapters and the kernel load (NumPy, pandas, matplotlib, IPython and their dependencies, closed over the
@@ -399,7 +399,10 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
                 "loadPyodideOptions": {"packages": list(PRELOAD)}}}},
         }, indent=1))
         (stage / "overrides.json").write_text(json.dumps({
-            "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}, indent=1))
+            # autoStartDefaultKernel: start the Pyodide kernel on open instead of sometimes asking "Select Kernel"
+            # (the dialog stalled a chapter of the lite run test in two of three full runs, kernelspec matched or not)
+            "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none", "autoStartDefaultKernel": True}},
+            indent=1))
         if output_dir.exists():
             shutil.rmtree(output_dir)
         jupyter = Path(sys.executable).with_name("jupyter")

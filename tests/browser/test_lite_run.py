@@ -172,7 +172,7 @@ def run_all(page, console) -> tuple[float, float]:
         return time.monotonic()
 
     t0 = last_progress = clicked = click_run_all()
-    first, quiet, finished, clicks = None, 0, 0, 1
+    first, quiet, finished, clicks, dialogs = None, 0, 0, 1, 0
     while True:
         page.wait_for_timeout(500)
         now, state = time.monotonic(), page.evaluate(_STATE)
@@ -183,6 +183,13 @@ def run_all(page, console) -> tuple[float, float]:
         if (not started and clicks < RUN_ALL_CLICKS and now - clicked > 15
                 and re.search(r"\bidle\b", state["status"], re.I)):
             clicked, clicks = click_run_all(), clicks + 1
+            continue
+        # JupyterLite can still ask "Select Kernel" while it starts (overrides.json sets autoStartDefaultKernel): a
+        # reader would press Select, whose default is the site's Python (Pyodide); so does the test, once, then Run All
+        if "Select Kernel" in state["dialog"] and dialogs < 1:
+            page.locator(".jp-Dialog .jp-mod-accept").first.click()
+            dialogs += 1
+            clicked = last_progress = click_run_all()
             continue
         if sum(done) > finished:
             finished, last_progress = sum(done), now
