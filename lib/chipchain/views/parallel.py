@@ -90,7 +90,7 @@ def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024,
         raise ValueError(f"tp × pp = {tp * pp} does not divide {n_gpus} GPUs")
     plan = parallel.Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
                          sequence_parallel=tp > 1, recompute=recompute)
-    a = parallel.analyze(plan, model, cluster, n_gpus=n_gpus)
+    a = plans.analyze(plan, model, cluster, n_gpus=n_gpus)
     segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
     alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
     bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=f"{a.fit.accelerator} holds",
