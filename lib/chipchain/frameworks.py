@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import _check, _data
 
-__all__ = ["Framework", "ATTENTION_KERNELS", "get", "names", "all_frameworks"]
+__all__ = ["Framework", "ATTENTION_KERNELS", "get", "names", "all_frameworks", "lineage"]
 
 #: attention kernels: "standard" computes the full s × s scores; "flash" skips fully masked blocks (Dao 2023)
 ATTENTION_KERNELS = ("standard", "flash")
@@ -37,6 +37,7 @@ class Framework(_data.Record):
     ep_overlap: float
     dp_overlap: float
     attention: str
+    base: str                   #: the framework it grew from ("" for none): its fitted efficiency stands in
     bibkey: str
     checked: str
     source: str
@@ -47,6 +48,8 @@ class Framework(_data.Record):
         for f in ("tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap"):
             _check.probability(f, getattr(self, f))
         _check.choice("attention", self.attention, ATTENTION_KERNELS)
+        if self.base == self.name:
+            raise ValueError(f"framework {self.name!r} cannot be its own base")
         _check.choice("checked", self.checked, _data.CHECK_LEVELS)
 
     @property
@@ -60,7 +63,7 @@ def _build():
     for row in _data.rows("frameworks.csv"):
         yield Framework(row["key"], row["name"], *(float(row[k]) for k in (
             "tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap")), row["attention"],
-            row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
+            row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
 
 
 _REGISTRY = _data.Registry("framework", Framework, _build, argument="framework")
@@ -69,6 +72,21 @@ _REGISTRY = _data.Registry("framework", Framework, _build, argument="framework")
 def get(framework) -> Framework:
     """One framework by name or alias (a :class:`Framework` passes through); ``KeyError`` with the nearest names."""
     return _REGISTRY.get(framework)
+
+
+def lineage(framework) -> tuple:
+    """The framework and the ones it grew from, newest first (each row's ``base``).
+
+    >>> lineage("megatron-bridge")
+    ('megatron-bridge', 'megatron-core', 'megatron-2022', 'megatron-2021')
+    """
+    out, f = [], get(framework)
+    while f.name not in out:
+        out.append(f.name)
+        if not f.base:
+            break
+        f = get(f.base)
+    return tuple(out)
 
 
 def names() -> list:

@@ -6,9 +6,9 @@ Both price a plan with the book's one step model at its fitted efficiency (:func
 which is :func:`chipchain.steptime.step_time`) and its one memory ledger (:func:`chipchain.memory.ledger`): the
 search enumerates, the model prices.
 
->>> best = search("175B", "A100", 1024)[0]
+>>> best = search("175B", "A100", 1024, framework="megatron-2022")[0]
 >>> str(best.plan), best.plan.recompute
-('TP 8 × PP 16 × DP 8, ZeRO-1, 192 micro-batches of 1', 'selective')
+('TP 4 × PP 8 × DP 32, ZeRO-1, 48 micro-batches of 1', 'selective')
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
     ...             recompute="selective"), "175B", "A100", n_gpus=1024)
     >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3), round(a.step_seconds, 1)
-    (17.8, True, 0.078, 21.0)
+    (17.8, True, 0.078, 14.7)
     """
     if not isinstance(plan, parallel.Plan):
         raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
@@ -105,8 +105,8 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     memory. Ties in step time are broken by lower memory; with ``distinct_shapes=True`` only the best plan of each
     (TP, PP, micro-batch size) shape is kept. When no plan qualifies it raises ``ValueError`` saying why.
 
-    >>> [str(c.plan) for c in search("70B", "H100", 64, top=2)]
-    ['TP 2 × PP 8 × DP 4, ZeRO-1, 384 micro-batches of 1', 'TP 2 × PP 16 × DP 2, ZeRO-1, 768 micro-batches of 1']
+    >>> [str(c.plan) for c in search("70B", "H100", 64, top=1)]
+    ['TP 2 × PP 1 × DP 32, ZeRO-3, 48 micro-batches of 1']
     >>> search("175B", "A100", 8)                                # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -11,7 +11,7 @@ family, and each prediction carries an interval from those residuals (:func:`int
 
     >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64, framework="megatron-2022")
     >>> round(p.seconds, 1), round(p.mfu, 2)
-    (14.1, 0.49)
+    (13.7, 0.5)
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, hardware, models, parallel, published_runs, steptime, systems, units
+from . import _check, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
 __all__ = ["GEMM_HALF_WIDTH", "generation", "matmul_efficiency", "predict", "predict_step", "StepError",
            "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
@@ -147,8 +147,9 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
     """Achievable-matmul efficiency η of ``accelerator`` at ``dtype`` in ``framework`` for per-GPU GEMMs ``width``
     wide (hidden / tp; None → the large-matrix η∞), fitted on the published step rows minus ``exclude_families``.
 
-    A generation, format or framework with no row left takes the median generation, the BF16 efficiency against
-    that format's peak (for FP8 the model then says it does not know: it raises), or the median framework.
+    A generation with no row left takes the median generation; a framework with no row left takes the effect of
+    the nearest framework it grew from (:func:`chipchain.frameworks.lineage`), else the median; a format with no row
+    left raises (the model does not guess an FP8 speed-up).
 
     >>> 0.5 < matmul_efficiency("A100", framework="megatron-2022") < 0.9
     True
@@ -163,7 +164,8 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
                              f"{', '.join(exclude_families) or 'nothing'})")
     else:
         f = fmts[dtype]
-    eta = math.exp(g + f + fws.get(framework, 0.0) + (kinds.get("moe", 0.0) if _check.flag("moe", moe) else 0.0))
+    fw = next((fws[x] for x in frameworks.lineage(framework) if x in fws), 0.0)   # the nearest fitted ancestor
+    eta = math.exp(g + f + fw + (kinds.get("moe", 0.0) if _check.flag("moe", moe) else 0.0))
     if width is None:
         return eta
     w = _check.positive("width", width)

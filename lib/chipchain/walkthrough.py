@@ -505,7 +505,7 @@ class Walkthrough:
 
         >>> r = Walkthrough().step3_run()
         >>> round(r.step_seconds, 1), round(r.seconds / 86400), round(r.mfu, 3), round(r.wall_seconds / 86400)
-        (21.0, 155, 0.49, 159)
+        (20.7, 152, 0.5, 156)
         """
         plan = self._require_plan()
         s = predictor.predict(plan, self.model, self.cluster, dtype=self.dtype, framework=self.framework,
@@ -612,7 +612,7 @@ class Walkthrough:
         >>> round(f.mtbf / 3600, 1), round(f.expected_interruptions), round(f.write_seconds)
         (49.5, 74, 49)
         >>> round(f.checkpoint_interval / 60), round(f.goodput, 3), round(f.lost_seconds / 86400, 1)
-        (69, 0.973, 4.2)
+        (69, 0.973, 4.1)
         """
         rate, m, size, c, r, tau, g = self._failure_terms(write_bandwidth, restart_seconds, per_gpu_rate)
         t = self.run_seconds
@@ -635,7 +635,7 @@ class Walkthrough:
 
         >>> e = Walkthrough().step7_electricity()
         >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
-        (412.5, 4.25, 510, 1.5)
+        (412.5, 4.37, 524, 1.54)
         """
         p_gpu = self.card.require("tdp") if gpu_power is None else _check.positive("gpu_power", gpu_power)
         if host_share is None:
@@ -671,7 +671,7 @@ class Walkthrough:
         >>> {r: c.category for r, c in e.classifications.items()}
         {'2022-10': '3A090', '2023-10': '3A090.a'}
         >>> e.shippable["2023-10"], round(e.shippable_days["2023-10"])
-        ('H20', 321)
+        ('H20', 320)
         """
         flops = self.step2_compute().flops
         cls, ship, peak, days = {}, {}, {}, {}

@@ -143,7 +143,7 @@ def texts(walkthrough: Walkthrough | None = None) -> dict:
 
     >>> t = texts()
     >>> t["goodput"], t["bill"]
-    ('97.3 %', '$510,000')
+    ('97.3 %', '$524,000')
     """
     return {r.key: r.text for r in ledger_rows(walkthrough)}
 
