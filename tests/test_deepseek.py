@@ -97,7 +97,7 @@ def test_schedule_memory_of_table_2():
 
 def test_bubble_table_shape():
     t = views.deepseek.bubble_table(16)
-    assert list(t.index) == ["1F1B", "ZB1P", "DualPipe"]
+    assert list(t.index) == ["1F1B", "ZB-H1", "DualPipe"]
     assert t.loc["1F1B", "bubble (units of F)"] == 45
 
 

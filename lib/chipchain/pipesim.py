@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from . import _check, schedules
 
-__all__ = ["DRAWN", "Op", "Timeline", "simulate"]
+__all__ = ["DRAWN", "Op", "SimulatedStep", "simulate"]
 
 #: the schedules :func:`simulate` runs (ZB-H2 needs a hand-placed schedule the greedy rule does not find)
 DRAWN = ("GPipe", "1F1B", "interleaved", "ZB-H1", "DualPipe")
@@ -50,12 +50,12 @@ DRAWN = ("GPipe", "1F1B", "interleaved", "ZB-H1", "DualPipe")
 
 @dataclass(frozen=True)
 class Op:
-    """One pass on one stage: ``kind`` "F", "B" (full backward), "B-in" (input gradients only), "W" (weight
-    gradients) or "F&B" (a forward and a backward run overlapped); ``microbatch`` (for F&B, the forward's);
+    """One pass on one pipeline rank (stage ``rank`` + 1 of ``pp``): ``kind`` "F", "B" (full backward), "B-in"
+    (input gradients only), "W" (weight gradients) or "F&B" (a forward and a backward run overlapped); ``microbatch`` (for F&B, the forward's);
     ``chunk`` the model chunk (interleaved) or direction (DualPipe: 0 enters at stage 0, 1 at stage p − 1);
     ``start`` and ``end`` in the units of F."""
 
-    stage: int
+    rank: int
     kind: str
     microbatch: int
     chunk: int
@@ -64,7 +64,7 @@ class Op:
 
 
 @dataclass(frozen=True)
-class Timeline:
+class SimulatedStep:
     """One step of a schedule, simulated: every pass (:class:`Op`), the step's length and its idle time."""
 
     schedule: str
@@ -272,12 +272,12 @@ def _simulate(s, p, m, v, f, b, w):
         order = _order_1f1b if s == "1F1B" else (lambda p_, m_, x: [("F", 0, j, x) for j in range(m_)]
                                                  + [("B", 0, j, x) for j in range(m_)])
         ops = _run_fixed([[[u] for u in order(p, m, x)] for x in range(p)], p, {"F": f, "B": b}, lambda u: 0)
-    ops = sorted(ops, key=lambda o: (o.stage, o.start))
+    ops = sorted(ops, key=lambda o: (o.rank, o.start))
     makespan = max(o.end for o in ops) - min(o.start for o in ops)
-    return Timeline(s, p, m, v, tuple(ops), makespan, m * (f + b))
+    return SimulatedStep(s, p, m, v, tuple(ops), makespan, m * (f + b))
 
 
-def simulate(schedule, pp, microbatches, virtual_stages=2, f=1.0, b=2.0, w=1.0) -> Timeline:
+def simulate(schedule, pp, microbatches, virtual_stages=2, f=1.0, b=2.0, w=1.0) -> SimulatedStep:
     """One step of ``schedule`` (one of :data:`DRAWN`, any name :func:`chipchain.schedules.canonical` accepts) on
     ``pp`` stages with ``microbatches`` micro-batches, pass by pass (the module docstring gives each order and the
     dependencies). ``virtual_stages`` v is used by the interleaved schedule only; F, B, W (``f``, ``b``, ``w``) are

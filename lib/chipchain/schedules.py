@@ -191,7 +191,7 @@ def activation_microbatches(schedule, pp) -> int:
     """
     s = _check.choice("schedule", canonical(schedule), TABLE2)
     p = _check.integer("pp", pp, minimum=2)
-    return int(inflight_microbatches(s, p))
+    return p + 1 if s == "DualPipe" else p
 
 
 def parameter_copies(schedule) -> int:
