@@ -84,23 +84,32 @@ def svg_gantt(rows, bars, kinds, *, xmax, upto=None, row_title="", xlabel="", al
     # idle time up to `upto`: the rows' background, under the blocks
     out.append(f'<rect x="{ml:.1f}" y="{mt:.1f}" width="{tx(upto) - ml:.1f}" height="{ph:.1f}" fill="{IDLE}"/>')
     paths = {k: [] for k in kinds}
-    labels = []
+    labels = {}                                       # text colour -> [(x, y, text)]
     pad = max(1.0, 0.06 * rh)
+    h = round(rh - 2 * pad)
+    # a kind's blocks carry their text only if every one of them has room for it (no half-numbered rows)
+    room = {}
+    for row, start, end, kind, text in bars:
+        need = len(str(text)) * _CW * _F + 4 if text else 0
+        room[kind] = room.get(kind, True) and (end - start) / xmax * pw >= need + 1
     for row, start, end, kind, text in bars:
         if kind not in kinds:
             raise ValueError(f"bar kind {kind!r} is not in kinds ({', '.join(map(repr, kinds))})")
         if start >= upto:
             continue
-        x0, x1 = tx(start), tx(min(end, upto))
-        y0 = mt + row * rh + pad
-        paths[kind].append(f"M{x0:.0f} {y0:.0f}h{x1 - x0:.1f}v{rh - 2 * pad:.0f}h{x0 - x1:.1f}z")
-        if text and x1 - x0 >= len(str(text)) * _CW * _F + 4:
-            labels.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{y0 + rh / 2 + 0.3 * _F - pad:.1f}" '
-                          f'text-anchor="middle" fill="{_ink_on(kinds[kind][1])}">{_esc(text)}</text>')
+        x0, x1 = round(tx(start)), round(tx(min(end, upto)))
+        y0 = round(mt + row * rh + pad)
+        if x1 <= x0:
+            continue
+        paths[kind].append(f"M{x0} {y0}h{x1 - x0}v{h}h{x0 - x1}z")
+        if text and room[kind] and x1 - x0 >= len(str(text)) * _CW * _F + 2:
+            labels.setdefault(_ink_on(kinds[kind][1]), []).append(
+                f'<text x="{(x0 + x1) / 2:g}" y="{y0 + h / 2 + 0.35 * _F:.0f}">{_esc(text)}</text>')
     for kind, d in paths.items():
         if d:
             out.append(f'<path d="{"".join(d)}" fill="{kinds[kind][1]}" stroke="#fff" stroke-width="1"/>')
-    out.extend(labels)
+    for ink, texts in labels.items():
+        out.append(f'<g text-anchor="middle" fill="{ink}">{"".join(texts)}</g>')
     out.append(f'<path d="M{ml:.1f} {mt:.1f}V{mt + ph:.1f}H{ml + pw:.1f}" fill="none" stroke="#888"/>')
     if upto < xmax:
         x = tx(upto)

@@ -66,11 +66,11 @@ def schedule_view(schedule, pp, microbatches, upto) -> str:
     return head + gantt(tl, t)
 
 
-def _schedule_explorer(schedule="1F1B", pp=4, microbatches=8, title="Pipeline schedules, step by step"):
+def _schedule_explorer(schedule, pp, microbatches, title, names=pipesim.DRAWN, depths=(4, 8), counts=(4, 8, 16)):
     return widgets.explore(schedule_view, [
-        widgets.Choice("schedule", "Schedule", {_NAMES[s]: s for s in pipesim.DRAWN}, value=schedule),
-        widgets.Slider("pp", "Stages p", [4, 8], value=pp),
-        widgets.Slider("microbatches", "Micro-batches m", [4, 8, 16], value=microbatches),
+        widgets.Choice("schedule", "Schedule", {_NAMES[s]: s for s in names}, value=schedule),
+        widgets.Slider("pp", "Stages p", list(depths), value=pp),
+        widgets.Slider("microbatches", "Micro-batches m", list(counts), value=microbatches),
         widgets.Slider("upto", "Time shown", list(STEPS), value=len(STEPS),
                        fmt=lambda k: "whole step" if k == len(STEPS) else f"{k}/{len(STEPS)} of the step"),
     ], title=title)
@@ -80,10 +80,12 @@ def _schedule_explorer(schedule="1F1B", pp=4, microbatches=8, title="Pipeline sc
 def schedule_explorer():
     """Chapter 4's explorer: a schedule (GPipe, 1F1B, interleaved with v = 2, ZB-H1, DualPipe), p stages, m
     micro-batches and a time stepper over one simulated step (F : B : W = 1 : 2 : 1); default 1F1B, p = 4, m = 8."""
-    return _schedule_explorer()
+    return _schedule_explorer("1F1B", 4, 8, "Pipeline schedules, step by step")
 
 
 @widgets.explorer
 def dualpipe_explorer():
-    """Chapter 11's view of the same explorer: DualPipe on 8 stages with 16 micro-batches, 8 from each end."""
-    return _schedule_explorer("DualPipe", 8, 16, title="DualPipe against the other schedules, step by step")
+    """Chapter 11's view: DeepSeek-V3's Table 2 schedules (1F1B, ZB-H1, DualPipe) on 4 or 8 stages with 8 or 16
+    micro-batches; default DualPipe on 8 stages with 16 micro-batches, 8 from each end."""
+    return _schedule_explorer("DualPipe", 8, 16, "DualPipe against 1F1B and ZB-H1, step by step",
+                              names=schedules.TABLE2, counts=(8, 16))
