@@ -30,6 +30,12 @@ def accounting_table(run: deepseek.Report = deepseek.V3):
 TABLE2_FORMULAS = {"1F1B": "(PP − 1)(F + B)", "ZB-H1": "(PP − 1)(F + B − 2W)", "DualPipe": "(PP/2 − 1)(F&B + B − 3W)"}
 
 
+def _unbroken(formula: str) -> str:
+    """A formula that wraps only between its bracketed factors: no-break spaces inside a factor, a zero-width
+    break between factors (so a phone never cuts "3W" from its sign)."""
+    return formula.replace(" ", "\u00a0").replace(")(", ")\u200b(")
+
+
 def bubble_table(pp=16, f=1.0, b=2.0, w=1.0):
     """Table 2 of the V3 report evaluated at ``pp`` and chunk times F, B, W (:func:`chipchain.schedules.bubble`,
     F&B = F + B), as a pandas DataFrame with the report's expression beside each value.
@@ -42,7 +48,7 @@ def bubble_table(pp=16, f=1.0, b=2.0, w=1.0):
     rows = []
     for s in deepseek.SCHEDULES:
         mem = deepseek.schedule_memory(s, pp)
-        rows.append({"schedule": s, "bubble formula": TABLE2_FORMULAS[s],
+        rows.append({"schedule": s, "bubble formula": _unbroken(TABLE2_FORMULAS[s]),
                      "bubble (units of F)": schedules.bubble(s, pp, 1, f, b, w) / f,
                      "parameter copies": mem.param_copies,
                      "activations held (micro-batches)": mem.activation_microbatches})
