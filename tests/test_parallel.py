@@ -326,8 +326,8 @@ def test_views_draw_from_the_equations():
     matplotlib.use("Agg")
     from chipchain.views import parallel as V
 
-    ax = V.plot_zero_tradeoff(175e9, dps=(1, 8, 64))
-    assert len(ax.get_lines()) == 4 + 1                        # four stages and the 80 GB line
+    fig = V.zero_tradeoff_figure(175e9, dps=(1, 8, 64))
+    assert len(fig.data["lines"]) == 4 and fig.html.count("<polyline") == 4    # four stages, and the 80 GB line
     table = V.bubble_table(16, (16, 192))
     assert table["bubble / ideal"].tolist() == [P.bubble_fraction(16, 16), P.bubble_fraction(16, 192)]
     bill = V.communication_table(SEED_PLAN, "175B", "A100")

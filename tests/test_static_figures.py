@@ -150,3 +150,72 @@ def test_ch12_transistor_counts_are_the_librarys_and_the_fits_its_doubling_times
     assert "1,980" not in html and ">1980<" in html                # years without a thousands separator
     assert [t for t, _ in direct_labels(html)] == ["V100", "B200"]
     assert_no_collisions(html)
+
+
+# --- chapters 4 and 11 (issue 28, reader #14): the four matplotlib figures redrawn by the chart system ---------------
+
+def test_ch11_pipeline_efficiency_lines_are_the_deepseek_model():
+    from chipchain import deepseek as ds
+
+    f = views.deepseek.pipeline_efficiency_figure(16, 0.5)
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html
+    assert {"useful compute (%)"} <= set(axis_titles(html))
+    for s in ds.SCHEDULES:
+        assert f.data["lines"][s] == [100 * ds.pipeline_efficiency(s, 16, m, comm=0.5) for m in f.data["microbatches"]]
+        assert f"</span>{s}</li>" in html.split("<svg", 1)[0]               # the key sits above the plot
+    assert html.count("<polyline") == 3
+    assert_no_collisions(html)
+
+
+def test_ch11_bias_balancing_key_is_off_the_data():
+    from chipchain import expert_routing as er
+
+    run = er.simulate_bias_balancing(n_experts=16, top_k=2, tokens=256, steps=40, gamma=0.001)
+    f = views.moe.bias_balancing_figure(run)
+    html = f._repr_html_()
+    legend, svg = html.split("<svg", 1)
+    assert "no bias (router as trained)</li>" in legend and "γ = 0.001" in legend   # reader #14: not drawn on a line
+    assert "<img" not in html and "load above the mean (%)</text>" in html and ">training step</text>" in html
+    assert f.data["with bias"] == [100 * v for v in run.max_violation]
+    assert f.data["no bias"] == [100 * v for v in run.unbiased]
+    assert direct_labels(svg) == []
+
+
+def test_ch11_accumulation_points_are_the_emulations():
+    from chipchain import accumulation
+
+    c = accumulation.compare_promotion((1024, 2048, 4096), acc_bits=14, promote_every=128)
+    f = views.moe.accumulation_figure(c)
+    html = f._repr_html_()
+    assert html.count("<circle") == 9 and "<img" not in html
+    assert {"relative error (%)", "inner dimension K (elements summed)"} <= set(axis_titles(html))
+    assert f.data["14-bit accumulator only"] == [100 * v for v in c.limited]
+    assert f.data["promoted to FP32 every 128"] == [100 * v for v in c.promoted]
+    assert_no_collisions(html)
+
+
+def test_ch04_zero_tradeoff_memory_is_the_librarys():
+    from chipchain import hardware, memory
+
+    f = views.parallel.zero_tradeoff_figure(175e9)
+    html = f._repr_html_()
+    assert html.count("<polyline") == 4 and "<img" not in html
+    assert {"model states per GPU (GB)", "data-parallel degree N_d (GPUs)"} <= set(axis_titles(html))
+    for z, (name, ys) in enumerate(f.data["lines"].items()):
+        assert ys == [memory.zero_bytes_per_gpu(175e9, d, z) / 1e9 for d in f.data["dps"]]
+    assert f.data["capacity"] == hardware.get("A100").memory_bytes / 1e9
+    assert [t for t, _ in direct_labels(html)] == ["one A100 holds 80 GiB (85.9 GB)"]
+    assert_no_collisions(html)
+
+
+def test_pipeline_schedule_chart_shades_the_measured_bubble():
+    from chipchain import pipesim
+
+    html = views.pipelines.schedule_view("1F1B", 4, 8, 8)
+    tl = pipesim.simulate("1F1B", 4, 8)
+    assert 'fill="#d9d9d9"' in html and "idle (bubble)</li>" in html and "<img" not in html
+    assert "27.3 %" in html and tl.idle_share == pytest.approx(3 / 11, rel=1e-12)
+    assert ">stage</text>" in html and "time (units of one forward pass F" in html
+    half = views.pipelines.schedule_view("1F1B", 4, 8, 4)
+    assert ">t = 16.5</text>" in half

@@ -7,12 +7,12 @@ of layers, **data** parallelism (DP) gives each replica different sequences, and
 mixture-of-experts model's experts on different GPUs. The degrees multiply to the GPU count. ZeRO shards the model
 states over the data-parallel ranks.
 
-Ranks are laid out TP innermost, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
+Ranks are laid out TP innermost, then CP, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
 "8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
 node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
 :class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
-holds the pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`), which
-:mod:`chipchain.schedules` reuses (adding ZB-H2); the plan search is :mod:`chipchain.plans`, views
+uses the pipeline-bubble formulas of :mod:`chipchain.schedules` (:func:`bubble_fraction`, :func:`idle_share`,
+:func:`schedule_bubble` are its entry points here); the plan search is :mod:`chipchain.plans`, views
 :mod:`chipchain.views.parallel`.
 
 >>> p = Plan(tp=8, pp=16, dp=8, microbatches=64)
@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 
 
-from . import _check, activations, comms, links, memory, models, systems
+from . import _check, activations, comms, links, memory, models, schedules, systems
 from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
@@ -240,49 +240,35 @@ def stage_layers(layers, stages) -> tuple:
 
 
 # --- the pipeline bubble -------------------------------------------------------------------------------------------
+# The formulas live in chipchain.schedules (one home, one list of schedule names); these are the entry points the
+# plan analysis uses, kept with their signatures.
 
-def bubble_fraction(pp, microbatches, virtual_stages=1):
-    """Pipeline bubble time relative to the ideal (bubble-free) time: ``(p − 1)/(v·m)`` (Narayanan et al. 2021,
-    §2.2.1 for 1F1B, §2.2.2 for the interleaved schedule with v chunks per GPU).
-
-    ``pp`` p stages, ``microbatches`` m per step, ``virtual_stages`` v; element-wise over arrays. Dimensionless.
-
-    >>> bubble_fraction(16, 64), bubble_fraction(16, 64, virtual_stages=2)
-    (0.234375, 0.1171875)
-    >>> import numpy as np
-    >>> bubble_fraction(16, np.array([16, 192])).round(3).tolist()
-    [0.938, 0.078]
-    """
-    p = _check.values("pp", pp, _check.integer)
-    m = _check.values("microbatches", microbatches, _check.integer)
-    v = _check.values("virtual_stages", virtual_stages, _check.integer)
-    return _check.result((p - 1) / (v * m))
+#: (p − 1)/(v·m), :func:`chipchain.schedules.bubble_fraction` (GPipe, 1F1B and the interleaved schedule)
+bubble_fraction = schedules.bubble_fraction
 
 
 def idle_share(pp, microbatches, virtual_stages=1):
-    """Share of the whole step each GPU sits idle in the bubble: ``(p − 1)/(v·m + p − 1)`` = b/(1 + b) for
-    b = :func:`bubble_fraction`; element-wise.
+    """Share of the whole step each GPU sits idle in the bubble of 1F1B (interleaved with ``virtual_stages`` > 1):
+    ``(p − 1)/(v·m + p − 1)`` = b/(1 + b) for b = :func:`bubble_fraction`; element-wise
+    (:func:`chipchain.schedules.idle_share`).
 
     >>> round(idle_share(16, 64), 3)
     0.19
     """
-    p = _check.values("pp", pp, _check.integer)
-    m = _check.values("microbatches", microbatches, _check.integer)
-    v = _check.values("virtual_stages", virtual_stages, _check.integer)
-    return _check.result((p - 1) / (v * m + p - 1))
+    return schedules.idle_share("interleaved", pp, microbatches, virtual_stages)
 
 
-#: the pipeline schedules DeepSeek-V3's Table 2 compares: 1F1B (Narayanan et al. 2021, PipeDream-Flush), ZB1P
-#: (Qi et al. 2024, Zero Bubble ZB-H1) and DualPipe (DeepSeek-AI 2024, Sec. 3.2.1)
-PIPELINE_SCHEDULES = ("1F1B", "ZB1P", "DualPipe")
+#: the pipeline schedules DeepSeek-V3's Table 2 compares (:data:`chipchain.schedules.TABLE2`): 1F1B (Narayanan et
+#: al. 2021, PipeDream-Flush), ZB-H1 (Qi et al. 2024; the report's "ZB1P") and DualPipe (DeepSeek-AI 2024, Sec. 3.2.1)
+PIPELINE_SCHEDULES = schedules.TABLE2
 
 
 def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
-    """Pipeline bubble of one iteration, in the units of the chunk times (DeepSeek-AI 2024, DeepSeek-V3 Technical
-    Report, Table 2):
+    """Pipeline bubble of one iteration of a schedule of DeepSeek-V3's Table 2, in the units of the chunk times
+    (:func:`chipchain.schedules.bubble`):
 
     * 1F1B:      (PP − 1)(F + B)
-    * ZB1P:      (PP − 1)(F + B − 2W)
+    * ZB-H1 (the report's ZB1P, accepted as a name):  (PP − 1)(F + B − 2W)
     * DualPipe:  (PP/2 − 1)(F&B + B − 3W)
 
     F = time of a forward chunk, B = time of a full backward chunk (input and weight gradients), W = time of its
@@ -294,21 +280,13 @@ def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
     >>> [schedule_bubble(s, 16) for s in PIPELINE_SCHEDULES]
     [45.0, 15.0, 14.0]
     """
-    s = _check.choice("schedule", schedule, PIPELINE_SCHEDULES)
+    try:
+        name = schedules.canonical(schedule)
+    except KeyError:
+        name = schedule
+    s = _check.choice("schedule", name, PIPELINE_SCHEDULES)
     p = _check.integer("pp", pp, minimum=2)
-    f = _check.positive("f", f)
-    b = _check.positive("b", b)
-    w = _check.nonnegative("w", w)
-    if w > b:
-        raise ValueError(f"w ({w:g}) is part of the backward chunk and cannot exceed b ({b:g})")
-    if s == "1F1B":
-        return (p - 1) * (f + b)
-    if s == "ZB1P":
-        return (p - 1) * (f + b - 2 * w)
-    if p % 2:
-        raise ValueError(f"pp must be even for DualPipe (it pairs stage i with stage PP−1−i), got {pp!r}")
-    fb = f + b if fb is None else _check.positive("fb", fb)
-    return (p // 2 - 1) * (fb + b - 3 * w)
+    return schedules.bubble(s, p, 1, f, b, w, fb)
 
 
 # --- communication per step --------------------------------------------------------------------------------------
