@@ -74,7 +74,8 @@ def test_ch14_calibration_figure_two_charts_with_the_librarys_numbers():
     steps, hours = charts
     assert {"measured seconds per step (s, published)", "predicted seconds per step (s)"} <= set(axis_titles(steps))
     assert {"reported GPU-hours (GPU·h)", "predicted GPU-hours (GPU·h)"} <= set(axis_titles(hours))
-    errs = calibration.step_errors()
+    from chipchain import predictor
+    errs = predictor.step_errors()
     assert f.data["steps"] == [(e.name, e.measured, e.predicted) for e in errs]
     runs = calibration.gpu_hours_errors(0.5)
     assert f.data["hours"] == [(e.name, e.reported, e.predicted, e.fixed) for e in runs]

@@ -2,7 +2,7 @@
 and every plan searched (:func:`search`: which TP × PP × DP cut, micro-batch size, ZeRO stage and recomputation
 choice is fastest among those that fit in memory).
 
-Both price a plan with the book's one step model at its fitted efficiency (:func:`chipchain.predictor.predict`,
+Both price a plan with the book's one step model at its fitted efficiency (:func:`chipchain.predictor.predict_plan`,
 which is :func:`chipchain.steptime.step_time`) and its one memory ledger (:func:`chipchain.memory.ledger`): the
 search enumerates, the model prices.
 
@@ -50,7 +50,7 @@ class Analysis:
 def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dtype="bf16",
             framework="megatron-core", schedule="1F1B", efficiency=None, reserve=0.0) -> Analysis:
     """Validate ``plan`` on ``cluster`` (:func:`chipchain.parallel.validate`) and give its memory per GPU, traffic
-    and predicted step (:func:`chipchain.predictor.predict`; ``efficiency`` None → the fitted η). A plan that does
+    and predicted step (:func:`chipchain.predictor.predict_plan`; ``efficiency`` None → the fitted η). A plan that does
     not fit is still analysed (``fit.fits`` is False).
 
     >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
@@ -68,7 +68,7 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
                       sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages, cp=plan.cp, ep=plan.ep,
                       flash=fw.attention == "flash")
-    step = predictor.predict(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
+    step = predictor.predict_plan(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
                              efficiency=efficiency, check_memory=False)
     return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c), step.comm,
                     parallel.bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages),
@@ -95,7 +95,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
            distinct_shapes=False) -> list:
     """Every valid plan for ``model`` on ``cluster`` (a :class:`~chipchain.systems.Cluster`, or a node or accelerator
     name with ``n_gpus``) at ``batch`` sequences per step, minus those that do not fit in memory, ranked by the
-    predicted step time (:func:`chipchain.predictor.predict` at ``dtype`` in ``framework``; fastest first); ``top``
+    predicted step time (:func:`chipchain.predictor.predict_plan` at ``dtype`` in ``framework``; fastest first); ``top``
     are returned as :class:`Candidate` records.
 
     Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
@@ -164,16 +164,32 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
         key = (tp, pp, dp, b, rc, zero == 3)
         if key not in best or tot < best[key][0]:
             best[key] = (tot, (tp, pp, dp, b, zero, rc, sp))
-    priced = []
+    # price in order of a lower bound (the average GPU's computation with its bubble, which the step model never
+    # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes)
+    peak = acc.peak_flops(dtype)
+    per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
+                 for rc in activations.RECOMPUTE}
+    order = []
     for tot, (tp, pp, dp, b, zero, rc, sp) in best.values():
         if tp not in eta:
-            eta[tp] = (predictor.matmul_efficiency(acc, m.hidden / tp, dtype=dtype, framework=fw.name)
+            eta[tp] = (predictor.matmul_efficiency(acc, m.hidden / tp, dtype=dtype, framework=fw.name,
+                                                   moe=m.is_moe)
                        if efficiency is None else _check.fraction("efficiency", efficiency))
+        work = B * m.seq * per_token[rc] / (n * peak * eta[tp])
+        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp)))
+    order.sort(key=lambda x: (x[0], x[1]))
+    priced, shapes = [], set()
+    for bound, tot, (tp, pp, dp, b, zero, rc, sp) in order:
+        enough = len(shapes) if distinct_shapes else len(priced)
+        if enough >= k_top and bound > priced[k_top - 1][0] if not distinct_shapes else (
+                enough >= k_top and bound > max(x[0] for x in priced)):
+            break
         plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
                              sequence_parallel=sp, recompute=rc)
         s = steptime.step_time(plan, m, c, efficiency=eta[tp], dtype=dtype, recipe=recipe, framework=fw.name)
         priced.append((s.seconds, tot, plan))
-    priced.sort(key=lambda x: (x[0], x[1], str(x[2])))
+        priced.sort(key=lambda x: (x[0], x[1], str(x[2])))
+        shapes.add((tp, pp, b))
     if distinct_shapes:
         seen, keep = set(), []
         for row in priced:

@@ -19,9 +19,9 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import _check, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
+from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["GEMM_HALF_WIDTH", "generation", "matmul_efficiency", "predict", "predict_step", "StepError",
+__all__ = ["GEMM_HALF_WIDTH", "generation", "matmul_efficiency", "predict_plan", "predict_step", "StepError",
            "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
 #: GEMM width (hidden / tp) at which the achievable efficiency is half its large-matrix value (tile and wave
@@ -51,12 +51,27 @@ def generation(accelerator) -> str:
     return f"{a.vendor} {peak / units.TERA:.0f}"
 
 
-def _plan(run) -> parallel.Plan:
+@lru_cache(maxsize=None)
+def _plan_of(name: str) -> parallel.Plan:
+    run = published_runs.get(name)
     p = run.plan
-    return parallel.Plan(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1, ep=p["ep"] or 1, zero=p["zero"] or 0,
-                         microbatches=p["batch"] // (p["dp"] * p["microbatch"]), microbatch=p["microbatch"],
-                         virtual_stages=p["virtual_stages"] or 1, sequence_parallel=p["sequence_parallel"],
-                         recompute=p["recompute"] or "none", cp_variant=p["cp_variant"])
+    kw = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1, ep=p["ep"] or 1, zero=p["zero"] or 0,
+              microbatches=p["batch"] // (p["dp"] * p["microbatch"]), microbatch=p["microbatch"],
+              virtual_stages=p["virtual_stages"] or 1, sequence_parallel=p["sequence_parallel"],
+              cp_variant=p["cp_variant"])
+    if p["recompute"]:
+        return parallel.Plan(recompute=p["recompute"], **kw)
+    # not stated: the least recomputation that fits, as the vendors' recipes choose it
+    for rc in activations.RECOMPUTE:
+        plan = parallel.Plan(recompute=rc, **kw)
+        if steptime.step_time(plan, _model(run), _cluster(run), efficiency=0.5, dtype=run.dtype,
+                              framework=p["framework"], schedule=p["schedule"]).fits:
+            return plan
+    return plan
+
+
+def _plan(run) -> parallel.Plan:
+    return _plan_of(run.name)
 
 
 def _model(run):
@@ -172,7 +187,7 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
     return min(eta * w / (w + GEMM_HALF_WIDTH), 1.0)
 
 
-def predict(plan, model, cluster="A100", *, dtype="bf16", framework="megatron-core", schedule="1F1B",
+def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatron-core", schedule="1F1B",
             recipe="mixed-adam", efficiency=None, expert_imbalance=1.0, check_memory=True,
             exclude_families=()) -> steptime.StepTime:
     """:func:`chipchain.steptime.step_time` of ``plan`` at the fitted η (:func:`matmul_efficiency`) unless
@@ -195,7 +210,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
                  dtype="bf16", framework="megatron-core", schedule="1F1B", efficiency=None, expert_imbalance=1.0,
                  check_memory=True) -> steptime.StepTime:
     """Seconds per step of a TP × CP × PP × DP plan of ``batch`` sequences on ``n_gpus`` × ``accelerator`` (DP is
-    what is left), by :func:`predict`. Korthikanti et al. 2022's 175B on 64 A100 measured 13.75 s (module doctest)."""
+    what is left), by :func:`predict_plan`. Korthikanti et al. 2022's 175B on 64 A100 measured 13.75 s (module doctest)."""
     m = models.get(model)
     if seq is not None and _check.integer("seq", seq) != m.seq:
         m = models.custom(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, seq=seq, vocab=m.vocab,
@@ -211,7 +226,7 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
     plan = parallel.Plan(tp=t, cp=c, pp=p, dp=dp, ep=ep, zero=zero, microbatches=b // (dp * mb), microbatch=mb,
                          virtual_stages=virtual_stages, sequence_parallel=sequence_parallel, recompute=recompute,
                          cp_variant=cp_variant)
-    return predict(plan, m, systems.cluster(accelerator, n), dtype=dtype, framework=framework, schedule=schedule,
+    return predict_plan(plan, m, systems.cluster(accelerator, n), dtype=dtype, framework=framework, schedule=schedule,
                    efficiency=efficiency, expert_imbalance=expert_imbalance, check_memory=check_memory)
 
 
@@ -220,7 +235,7 @@ def row_prediction(name, exclude_families=()) -> steptime.StepTime:
     r = published_runs.get(name)
     if not r.fully_specified:
         raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
-    return predict(_plan(r), _model(r), _cluster(r), dtype=r.dtype,
+    return predict_plan(_plan(r), _model(r), _cluster(r), dtype=r.dtype,
                    framework=r.plan["framework"], schedule=r.plan["schedule"], check_memory=False,
                    exclude_families=exclude_families)
 

@@ -175,7 +175,10 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     last_backward = work * 2 / 3 / plan.microbatches
     window = {"TP": work, "CP": attn_time, "PP": work, "EP": work,
               "DP": work if plan.zero == 3 else last_backward}
-    share_of = {"TP": fw.tp_overlap, "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
+    # comm-GEMM overlap of TP traffic needs the TP group inside the NVLink domain (Transformer Engine userbuffers)
+    tp_inside = parallel.placement(plan, c).tp.scope != "inter-node"
+    share_of = {"TP": fw.tp_overlap if tp_inside else 0.0,
+                "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
                 "PP": fw.pp_overlap, "EP": fw.ep_overlap, "DP": fw.dp_overlap}
     exposed = {}
     for k, t in by_kind.items():

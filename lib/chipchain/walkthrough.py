@@ -73,7 +73,7 @@ class TimeStep:
 
 @dataclass(frozen=True)
 class RunStep:
-    """Step ③ bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict`) times the steps the tokens
+    """Step ③ bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict_plan`) times the steps the tokens
     take, then chapter 7's failure overhead (step ⑥'s goodput) on the wall clock."""
 
     step_seconds: float         #: predicted s per step
@@ -320,9 +320,10 @@ class Walkthrough:
 
     @staticmethod
     def _source_plan(m, c, batch, recipe, framework, dtype):
-        """The source's plan if it is valid for this model, cluster and batch and fits in memory; else None."""
+        """The source's plan for the source's model (GPT-3 175B on 1,024 GPUs) if it is valid for this cluster and
+        batch and fits in memory; else None (another model or cluster is planned by the search)."""
         k = SOURCE_PLAN
-        if c.n_gpus != k["tp"] * k["pp"] * k["dp"] or batch % k["dp"]:
+        if m.name != "GPT-3-175B" or c.n_gpus != k["tp"] * k["pp"] * k["dp"] or batch % k["dp"]:
             return None
         p = parallel.Plan(microbatches=batch // k["dp"], **k)
         try:
@@ -439,7 +440,14 @@ class Walkthrough:
         (:meth:`step3_run`; the catalog peak, whatever ``peak_flops`` says)."""
         if self.mfu_given is not None:
             return self.mfu_given
+        if self.plan is None:                # no plan to predict: the first assumed utilisation (the source's)
+            return self.mfus[0]
         return self.step3_run().mfu
+
+    @property
+    def mfu_basis(self) -> str:
+        """"predicted" (the plan's step, bottom-up), "given" (an ``mfu`` input) or "assumed" (no plan: ``mfus[0]``)."""
+        return "given" if self.mfu_given is not None else ("assumed" if self.plan is None else "predicted")
 
     @property
     def effective_flops(self) -> float:
@@ -448,17 +456,17 @@ class Walkthrough:
         >>> f"{Walkthrough(mfu=0.5).effective_flops:.4g}"
         '1.597e+17'
         """
-        if self.mfu_given is None:
+        if self.mfu_basis == "predicted":
             return self.step2_compute().flops / self.run_seconds
-        return self.n_gpus * self.peak_flops * self.mfu_given
+        return self.n_gpus * self.peak_flops * self.mfu
 
     @property
     def run_seconds(self) -> float:
         """Seconds of training (no failures): the bottom-up run (:meth:`step3_run`), or C / (n · peak · ``mfu``)
-        when an ``mfu`` is given."""
-        if self.mfu_given is None:
+        when an ``mfu`` is given (or assumed: no plan)."""
+        if self.mfu_basis == "predicted":
             return self.step3_run().seconds
-        return compute.training_time(self.step2_compute().flops, self.n_gpus, self.peak_flops, self.mfu_given)
+        return compute.training_time(self.step2_compute().flops, self.n_gpus, self.peak_flops, self.mfu)
 
     # --- ① memory of states ---------------------------------------------------------------------------------
     @_once
@@ -498,7 +506,7 @@ class Walkthrough:
 
     @_once
     def step3_run(self) -> RunStep:
-        """Bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict`, the book's one step model at
+        """Bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict_plan`, the book's one step model at
         its fitted efficiency, in ``framework``) × the D / (batch · s) steps the tokens take; then the wall clock
         with chapter 7's failures (step ⑥'s goodput). MFU = 6ND / (T · n · peak) follows, so the top-down formula at
         this MFU gives the same T to the second.
@@ -508,7 +516,7 @@ class Walkthrough:
         (20.7, 152, 0.5, 156)
         """
         plan = self._require_plan()
-        s = predictor.predict(plan, self.model, self.cluster, dtype=self.dtype, framework=self.framework,
+        s = predictor.predict_plan(plan, self.model, self.cluster, dtype=self.dtype, framework=self.framework,
                               recipe=self.recipe, check_memory=False)
         steps = self.tokens / s.tokens
         secs = steps * s.seconds
@@ -698,6 +706,6 @@ class Walkthrough:
         acc, m = self.accelerator, self.model
         price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
         usable = _check.fraction("usable_fraction", _assumed("usable_memory_fraction", usable_fraction))
-        if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
+        if m.name in models.names() and models.get(m.name) is m and hardware.get(acc.name) is acc:   # cache
             return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
         return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)
