@@ -94,21 +94,23 @@ def zero_tradeoff_figure(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 102
     return Figure(html, text, {"dps": dps, "lines": data, "capacity": cap})
 
 
-def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024, cluster="A100"):
+def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024, cluster="A100",
+               framework="megatron-2022"):
     import pandas as pd
 
     if n_gpus % (tp * pp):
         raise ValueError(f"tp × pp = {tp * pp} does not divide {n_gpus} GPUs")
     plan = parallel.Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
                          sequence_parallel=tp > 1, recompute=recompute)
-    a = plans.analyze(plan, model, cluster, n_gpus=n_gpus)
+    a = plans.analyze(plan, model, cluster, n_gpus=n_gpus, framework=framework)
     segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
     alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
     bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=f"{a.fit.accelerator} holds",
                             unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory per GPU (GB)", alt=alt)
     head = _layout.verdict(f"{plan} ({plan.batch:,} sequences per step): {a.fit.message}.", a.fit.fits)
     cards = _layout.headline([
-        ("estimated step", str(fmt_duration(a.step_seconds)), f"compute {fmt_duration(a.compute_seconds)} at 50 % MFU"),
+        ("predicted step", str(fmt_duration(a.step_seconds)),
+         f"compute {fmt_duration(a.compute_seconds)}; MFU {fmt_percent(a.step.mfu)} (chapter 14's model)"),
         ("pipeline bubble", str(fmt_percent(a.bubble)), f"of ideal time; idle share {fmt_percent(a.idle)}"),
         ("memory per GPU", str(fmt_bytes(a.ledger.total)), f"of {fmt_capacity(a.fit.capacity)}",
          _layout.GOOD if a.fit.fits else _layout.BAD)])
@@ -142,7 +144,8 @@ def plan_explorer():
 def _search_view(model, n_gpus, cluster):
     import pandas as pd
 
-    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True)   # ValueError with the reason
+    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True,   # ValueError with the reason
+                         framework="megatron-2022")
     df = pd.DataFrame([{"rank": i + 1, "plan": str(c.plan),
                         "recompute": c.plan.recompute + (" + SP" if c.plan.sequence_parallel else ""),
                         "memory": c.memory_bytes, "step": c.step_seconds} for i, c in enumerate(found)])
@@ -153,8 +156,8 @@ def _search_view(model, n_gpus, cluster):
         "rank": "#", "plan": "Plan", "recompute": "Recomputation",
         "memory": tables.Col("Memory per GPU", lambda v: str(fmt_bytes(v, 3))),
         "step": tables.Col("Step time", lambda v: str(fmt_duration(v)))},
-        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step, 50 % MFU "
-                "(estimates)").html
+        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step (Megatron-LM 2022; "
+                "predicted by chapter 14's step model)").html
 
 
 @widgets.explorer

@@ -28,7 +28,7 @@ STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "�
               5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
               9: "⑨ serving"}
 #: the number of the chapter that derives each step (the chapters' titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
+STEP_CHAPTERS = {1: 6, 2: 13, 3: 14, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
 
 
 @dataclass(frozen=True)
