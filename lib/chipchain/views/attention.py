@@ -7,8 +7,9 @@ from .._lazy import np
 
 from .. import _check, attention, attention_io, models, plotting, units, widgets
 from . import _layout
+from ._figure import Figure, key
 
-__all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory",
+__all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "hbm_traffic_figure", "peak_memory_figure",
            "traffic_explorer"]
 
 #: models of the score-memory table: Llama 3 8B (32 heads), GPT-3 175B (96), Llama 3.1 405B (128)
@@ -80,45 +81,85 @@ def traffic_table(ns, d=64, sram=None, bytes_per_element=2):
     return pd.DataFrame(rows)
 
 
-def plot_hbm_traffic(ns, d=64, sram=None, bytes_per_element=2, ax=None):
-    """Log–log plot of HBM traffic per head vs N: counted (solid) and Theorem 2's order (dashed) for both
-    algorithms, with a dotted line at N = M/d, the lower end of the theorem's range. Returns the matplotlib Axes."""
+def _kib(nbytes) -> str:
+    return f"{nbytes / units.KiB:g} KiB"
+
+
+def hbm_traffic_figure(ns, d=64, sram=None, bytes_per_element=2):
+    """HBM traffic per head against N (log–log, :func:`traffic_table`): counted (solid, with points) and Theorem 2's
+    order (dashed) for both algorithms, with a reference line at N = M/d, the lower end of the theorem's range: a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = hbm_traffic_figure([1024, 4096], d=64)
+    >>> f.data["flash"], round(f.data["m_over_d"])
+    ([1048576.0, 10485760.0], 1536)
+    """
     sram = _a100_sram_elements() if sram is None else sram
     t = traffic_table(ns, d, sram, bytes_per_element)
-    ax = plotting.axes(ax)
-    for i, name in enumerate(("standard", "flash")):
-        label = "standard attention" if name == "standard" else "FlashAttention"
-        ax.loglog(t["N"], t[f"{name} (counted)"], "-o", color=plotting.color(i), label=f"{label}, counted")
-        ax.loglog(t["N"], t[f"{name} (Theorem 2 order)"], "--", color=plotting.color(i),
-                  label=f"{label}, Theorem 2 order")
-    if min(ns) < sram / d < max(ns):
-        ax.axvline(sram / d, color="#555", linestyle=":", linewidth=1)
-        ax.annotate("N = M/d", (sram / d, t["standard (counted)"].max()), xytext=(-4, 0),
-                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("HBM traffic per head (bytes)")
-    ax.set_title(f"d = {d}, SRAM = {sram * bytes_per_element / 1024:g} KiB")
-    ax.legend(fontsize=8)
-    return ax
+    xs = [int(v) for v in t["N"]]
+    got = {k: [units.stable(float(v)) for v in t[f"{k} (counted)"]] for k in ("standard", "flash")}
+    order = {k: [units.stable(float(v)) for v in t[f"{k} (Theorem 2 order)"]] for k in ("standard", "flash")}
+    names = {"standard": "standard attention", "flash": "FlashAttention"}
+    lines, points = [], []
+    for i, k in enumerate(("standard", "flash")):
+        lines.append({"x": xs, "y": got[k], "label": f"{names[k]}, counted", "color": plotting.color(i)})
+        lines.append({"x": xs, "y": order[k], "dash": True, "color": plotting.color(i),
+                      "label": f"{names[k]}, Theorem 2 order ({'N·d + N²' if k == 'standard' else 'N²d²/M'})"})
+        points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(xs, got[k])]
+    edge = sram / d
+    vlines = [{"x": edge, "label": f"N = M/d = {edge:,.0f}"}] if min(xs) < edge < max(xs) else []
+    ticks = [(x, f"{x:,}" if x < 1024 else f"{x // 1024}K") for x in xs[::2]]
+    size = _kib(sram * bytes_per_element)
+    alt = (f"Log–log chart of HBM bytes per head against sequence length N from {xs[0]:,} to {xs[-1]:,} (d = {d}, "
+           f"SRAM {size}): standard attention counted {units.fmt_bytes(got['standard'][0])} to "
+           f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][0])} to "
+           f"{units.fmt_bytes(got['flash'][-1])}; dashed, Theorem 2's orders with constant 1.")
+    html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, xlog=True, ylog=True, xticks=ticks,
+                              xlabel="sequence length N (tokens)", ylabel="HBM traffic per head (bytes)",
+                              height=340, title=f"d = {d}, SRAM M = {size} of {bytes_per_element}-byte elements",
+                              alt=alt)
+    text = (f"HBM traffic per head, d = {d}, SRAM {size}: at N = {xs[-1]:,} standard "
+            f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][-1])} "
+            f"({got['standard'][-1] / got['flash'][-1]:.1f}x less)")
+    return Figure(html, text, {"ns": xs, "standard": got["standard"], "flash": got["flash"],
+                               "standard_order": order["standard"], "flash_order": order["flash"], "m_over_d": edge})
 
 
-def plot_peak_memory(measured, d=64, block_q=128, block_k=128, bytes_per_element=8, ax=None):
-    """Peak extra memory vs N: measured points (a DataFrame with columns N, naive, flash in bytes, e.g. from
-    :func:`chipchain.attention.peak_extra_memory`) and the models :func:`~chipchain.attention.naive_extra_memory`
-    and :func:`~chipchain.attention.flash_extra_memory` (lines).
-    Returns the matplotlib Axes."""
-    ax = plotting.axes(ax)
-    ns = list(measured["N"])
-    ax.loglog(ns, measured["naive"], "o", color=plotting.color(0), label="standard, measured")
-    ax.loglog(ns, [attention.naive_extra_memory(n, d, bytes_per_element=bytes_per_element) for n in ns], "-",
-              color=plotting.color(0), label="standard, model 2N² + Nd")
-    ax.loglog(ns, measured["flash"], "s", color=plotting.color(1), label="flash, measured")
-    ax.loglog(ns, [attention.flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element)
-                   for n in ns], "-", color=plotting.color(1), label="flash, model Nd + tiles")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("peak extra memory (bytes)")
-    ax.legend(fontsize=8)
-    return ax
+def peak_memory_figure(measured, d=64, block_q=128, block_k=128, bytes_per_element=8):
+    """Peak extra memory against N (log–log): measured points (a mapping or DataFrame with columns N, naive, flash
+    in bytes, e.g. from :func:`chipchain.attention.peak_extra_memory`) and the models
+    :func:`~chipchain.attention.naive_extra_memory` and :func:`~chipchain.attention.flash_extra_memory` (lines): a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = peak_memory_figure({"N": [256, 512], "naive": [1.2e6, 4.5e6], "flash": [6e5, 7e5]})
+    >>> f.data["naive_model"]
+    [1179648.0, 4456448.0]
+    """
+    ns = [int(_check.positive("N", n)) for n in measured["N"]]
+    if not ns:
+        raise ValueError("measured must hold at least one N")
+    naive = [float(v) for v in measured["naive"]]
+    flash = [float(v) for v in measured["flash"]]
+    m_naive = [float(attention.naive_extra_memory(n, d, bytes_per_element=bytes_per_element)) for n in ns]
+    m_flash = [float(attention.flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element))
+               for n in ns]
+    c0, c1 = plotting.color(0), plotting.color(1)
+    lines = [{"x": ns, "y": m_naive, "color": c0, "label": "standard, model 2N² + N·d"},
+             {"x": ns, "y": m_flash, "color": c1, "label": "flash, model N·d + one tile"}]
+    points = ([{"x": n, "y": v, "color": c0} for n, v in zip(ns, naive)]
+              + [{"x": n, "y": v, "color": c1} for n, v in zip(ns, flash)])
+    legend = key([("standard, measured", c0, "dot"), ("flash, measured", c1, "dot")])
+    alt = (f"Log–log chart of peak extra memory of one attention head against N from {ns[0]:,} to {ns[-1]:,} "
+           f"(d = {d}, {bytes_per_element}-byte elements): standard attention measured "
+           f"{units.fmt_bytes(naive[0])} to {units.fmt_bytes(naive[-1])} on a line of slope two; FlashAttention "
+           f"{units.fmt_bytes(flash[0])} to {units.fmt_bytes(flash[-1])}, far lower and flatter.")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
+                              xticks=[(n, f"{n:,}") for n in ns], xlabel="sequence length N (tokens)",
+                              ylabel="peak extra memory (bytes)", height=320, alt=alt)
+    text = (f"Peak extra memory at N = {ns[-1]:,} (d = {d}): standard model {units.fmt_bytes(m_naive[-1])}, flash "
+            f"model {units.fmt_bytes(m_flash[-1])}")
+    return Figure(legend + html, text, {"ns": ns, "naive": naive, "flash": flash, "naive_model": m_naive,
+                                        "flash_model": m_flash})
 
 
 _EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)

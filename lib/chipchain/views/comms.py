@@ -14,9 +14,10 @@ from .._lazy import np
 
 from .. import comms, hardware, links, plotting, systems, tables, units, widgets
 from . import _layout
+from ._figure import Figure
 
-__all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "dp_gpu_counts",
-           "plot_scaling_efficiency",
+__all__ = ["link_table", "links_figure", "allreduce_size_figure", "dp_scaling_curve", "dp_gpu_counts",
+           "scaling_efficiency_figure",
            "topologies", "allreduce_explorer", "scaling_explorer"]
 
 #: how figures and tables name the all-reduce algorithms of :data:`chipchain.comms.ALGORITHMS`
@@ -46,41 +47,69 @@ def link_table(names=None):
     return pd.DataFrame(rows).set_index("name")
 
 
-def plot_links(names=CHART_LINKS, ax=None):
-    """Horizontal bars of per-direction bandwidth (log scale) for catalog links, bidirectional marked. Returns Axes."""
-    ax = plotting.axes(ax)
+def links_figure(names=CHART_LINKS):
+    """Per-direction bandwidth of catalog links (:mod:`chipchain.links`) as named bars on a log scale, coloured by
+    the link's kind, each name carrying its bidirectional figure: a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = links_figure(["NVLink4", "IB-NDR"])
+    >>> f.data["bars"]
+    [('NVLink4', 450000000000.0, 900000000000.0), ('IB-NDR', 50000000000.0, 100000000000.0)]
+    """
     lks = [links.get(n) for n in names]
-    ys = range(len(lks))[::-1]
+    if not lks:
+        raise ValueError("names must list at least one link")
     kinds = list(dict.fromkeys(lk.kind for lk in lks))
-    for y, lk in zip(ys, lks):
-        ax.barh(y, lk.bandwidth_per_direction / 1e9, color=plotting.color(kinds.index(lk.kind)))
-        ax.plot(lk.bidirectional_bandwidth / 1e9, y, "k|", ms=12)
-    ax.set_yticks(list(ys))
-    ax.set_yticklabels([lk.name for lk in lks])
-    ax.set_xscale("log")
-    ax.set_xlabel("GB/s per direction (bar); both directions summed (tick)")
-    return ax
+    colours = {k: plotting.color(i) for i, k in enumerate(kinds)}
+
+    def gbps(v):
+        return f"{v:,.4g}"
+
+    rows = [(f"{lk.name} ({gbps(lk.bidirectional_bandwidth / units.GB)} GB/s both directions)",
+             lk.bandwidth_per_direction / units.GB, colours[lk.kind]) for lk in lks]
+    alt = ("Horizontal bars, log scale, of per-direction link bandwidth: "
+           + "; ".join(f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks) + ".")
+    html = plotting.svg_hbars(rows, xlabel="bandwidth per direction (GB/s)", log=True, alt=alt,
+                              unit_format=lambda v: f"{gbps(v)} GB/s", legend=[(k, colours[k]) for k in kinds])
+    text = "Per-direction bandwidth: " + "; ".join(
+        f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks)
+    return Figure(html, text, {"bars": [(lk.name, lk.bandwidth_per_direction, lk.bidirectional_bandwidth)
+                                        for lk in lks], "kinds": kinds})
 
 
-def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
-    """Log-log plot of all-reduce time against message size for every algorithm of
-    :data:`chipchain.comms.ALGORITHMS` (the unpipelined textbook tree and NCCL's double binary tree) on ``n_gpus`` GPUs of
-    ``cluster`` (see :func:`chipchain.comms.cluster_allreduce_time`). Returns the Axes."""
-    ax = plotting.axes(ax)
+def allreduce_size_figure(cluster="DGX-H100", n_gpus=64, sizes=None):
+    """All-reduce time against message size (log–log) for every algorithm of :data:`chipchain.comms.ALGORITHMS`
+    (the unpipelined textbook tree dashed, NCCL's double binary tree, ring, hierarchical) on ``n_gpus`` GPUs of
+    ``cluster`` (:func:`chipchain.comms.cluster_allreduce_time`), with the fastest algorithm named at the smallest and
+    the largest size: a chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = allreduce_size_figure("DGX-H100", 1024)
+    >>> f.data["fastest"]
+    [(1000.0, 'tree'), (31622776601.7, 'double-tree')]
+    """
     if isinstance(cluster, systems.Cluster):
         node, n = cluster.node, cluster.n_gpus
     else:
         node = systems.node(cluster)
         n = node.gpus_per_node if n_gpus is None else n_gpus
-    sizes = np.logspace(3, 10.5, 60) if sizes is None else np.asarray(sizes, dtype=float)
+    xs = [units.stable(float(v)) for v in (np.logspace(3, 10.5, 61) if sizes is None else np.asarray(sizes, float))]
+    curves, lines = {}, []
     for i, algo in enumerate(comms.ALGORITHMS):
-        ax.loglog(sizes, comms.cluster_allreduce_time(sizes, node, n, algo), label=LABELS[algo],
-                  color=plotting.color(i), lw=2, ls="--" if algo == "tree" else "-")
-    ax.set_xlabel("message size M (bytes per GPU)")
-    ax.set_ylabel("all-reduce time (s)")
-    ax.set_title(f"{n} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between")
-    ax.legend(frameon=False)
-    return ax
+        ys = [float(v) for v in comms.cluster_allreduce_time(np.array(xs), node, n, algo)]
+        curves[algo] = ys
+        lines.append({"x": xs, "y": ys, "label": LABELS[algo], "color": plotting.color(i), "dash": algo == "tree"})
+    fastest = [(x, min(curves, key=lambda a: curves[a][k])) for k, x in ((0, xs[0]), (len(xs) - 1, xs[-1]))]
+    title = f"{n:,} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between"
+    alt = (f"Log–log chart of all-reduce time against message size from {units.fmt_bytes(xs[0])} to "
+           f"{units.fmt_bytes(xs[-1])} on {title}: "
+           + "; ".join(f"{LABELS[a]} {units.fmt_duration(curves[a][0])} to {units.fmt_duration(curves[a][-1])}"
+                       for a in curves)
+           + f". Fastest for the smallest message: {LABELS[fastest[0][1]]}; for the largest: {LABELS[fastest[1][1]]}.")
+    html = plotting.svg_chart(lines=lines, xlog=True, ylog=True, xlabel="message size M per GPU (bytes)",
+                              ylabel="all-reduce time (s)", xformat="si", height=320, title=title, alt=alt)
+    text = (f"All-reduce on {title}: fastest at {units.fmt_bytes(xs[0])} is {LABELS[fastest[0][1]]}, at "
+            f"{units.fmt_bytes(xs[-1])} {LABELS[fastest[1][1]]}")
+    return Figure(html, text, {"sizes": xs, "curves": curves, "fastest": fastest, "n_gpus": n})
 
 
 def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, dp_overlap=0.0,
@@ -134,26 +163,40 @@ def dp_gpu_counts(batch_tokens, seq=2048, largest=4096):
     return counts
 
 
-def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
-                            dp_overlap=0.0, ax=None):
-    """Scaling efficiency against GPU count for several node designs (default: DGX H100, DGX A100, PCIe Gen4 cards
-    with 100 GbE), each point with the fastest all-reduce algorithm at that count, up to the largest count that
-    leaves every GPU one 2,048-token sequence. Returns the Axes."""
-    ax = plotting.axes(ax)
+def scaling_efficiency_figure(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
+                              dp_overlap=0.0):
+    """Scaling efficiency of data parallelism against GPU count (:func:`dp_scaling_curve`) for several node designs
+    (default: DGX H100, DGX A100, PCIe Gen4 cards with 100 GbE), each point with the fastest all-reduce algorithm at
+    that count, up to the largest count that leaves every GPU one 2,048-token sequence: a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = scaling_efficiency_figure(7e9, 4e6, hardware.get("H100").peak_flops("bf16"))
+    >>> [(k, round(e[-1], 2)) for k, e in f.data["efficiency"].items()][0]
+    ('NVLink4 + IB-NDR', 0.86)
+    """
     counts = gpu_counts or dp_gpu_counts(batch_tokens)
     if nodes is None:
         designs = topologies()
         nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
+    lines, points, eff = [], [], {}
     for i, node in enumerate(systems.node(x) for x in nodes):
         df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, dp_overlap)
-        ax.semilogx(df.index, df["efficiency"], marker="o", label=f"{node.intra.name} + {node.inter.name}",
-                    color=plotting.color(i))
-    ax.set_xlabel("GPUs")
-    ax.set_ylabel("scaling efficiency (speedup / GPUs)")
-    ax.set_title("fastest all-reduce at each GPU count", fontsize=10)
-    ax.set_ylim(0, 1.05)
-    ax.legend(frameon=False)
-    return ax
+        label = f"{node.intra.name} + {node.inter.name}"
+        ys = [units.stable(float(v)) for v in df["efficiency"]]
+        eff[label] = ys
+        lines.append({"x": list(df.index), "y": ys, "label": label, "color": plotting.color(i)})
+        points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(df.index, ys)]
+    ticks = [(c, f"{c:,}") for c in (counts if len(counts) <= 6 else counts[::2])]
+    alt = (f"Line chart, log x axis from {counts[0]:,} to {counts[-1]:,} GPUs, of data-parallel scaling efficiency "
+           f"(speedup / GPUs), fastest all-reduce at each count: "
+           + "; ".join(f"{k} from {v[0]:.2f} to {v[-1]:.2f}" for k, v in eff.items()) + ".")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylim=(0, 1.05), xticks=ticks,
+                              yticks=[0, 0.25, 0.5, 0.75, 1.0], yformat=lambda v: f"{v:.2f}",
+                              xlabel="GPUs (log scale)", ylabel="scaling efficiency (speedup / GPUs)", height=320,
+                              title="Fastest all-reduce at each GPU count", alt=alt)
+    text = "Scaling efficiency: " + "; ".join(
+        f"{k} {v[0]:.2f} at {counts[0]:,} GPUs -> {v[-1]:.2f} at {counts[-1]:,}" for k, v in eff.items())
+    return Figure(html, text, {"counts": list(counts), "efficiency": eff})
 
 
 def _seconds(v) -> str:
