@@ -12,13 +12,14 @@ from dataclasses import replace
 
 from .._lazy import np
 
-from .. import comms, hardware, links, plotting, systems, tables, units, widgets
+from .. import _check, comms, hardware, links, plotting, ringsim, systems, tables, units, widgets
 from . import _layout
 from ._figure import Figure
 
 __all__ = ["link_table", "links_figure", "allreduce_size_figure", "dp_scaling_curve", "dp_gpu_counts",
            "scaling_efficiency_figure",
-           "topologies", "allreduce_explorer", "scaling_explorer"]
+           "topologies", "allreduce_explorer", "scaling_explorer", "allreduce_step_view",
+           "allreduce_steps_explorer"]
 
 #: how figures and tables name the all-reduce algorithms of :data:`chipchain.comms.ALGORITHMS`
 LABELS = {"ring": "ring", "tree": "binary tree (unpipelined)", "double-tree": "double binary tree (NCCL)",
@@ -288,3 +289,124 @@ def scaling_explorer():
         widgets.Choice("batch", "Global batch", {"1M tokens": 1e6, "4M tokens": 4e6, "16M tokens": 16e6}, value=4e6),
         widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: str(units.fmt_percent(v))),
     ], title="Data parallelism: GPUs → scaling efficiency")
+
+
+# --- the collectives step by step (issue 28) ------------------------------------------------------------------------
+#: the message the step-by-step explorer passes: 14 GB, the 7B model's BF16 gradients (the chapter's case)
+STEP_NBYTES = 14e9
+STEP_RANKS = (4, 8)
+_PHASE = {"start": "before the first send", "reduce-scatter": "reduce-scatter", "all-gather": "all-gather",
+          "reduce": "reduce (up the tree)", "broadcast": "broadcast (down the tree)"}
+
+
+def _shade(k, n):
+    """Fill of a cell whose copy sums ``k`` of ``n`` ranks' data: pale to the palette's blue; green when complete."""
+    if k >= n:
+        return plotting.color(2)
+    t = (k - 1) / max(n - 1, 1)
+    lo, hi = (0xE8, 0xF1, 0xF8), (0x56, 0x9E, 0xCC)
+    return "#" + "".join(f"{round(a + (b - a) * t):02X}" for a, b in zip(lo, hi))
+
+
+def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
+    """HTML for one state of an all-reduce on ``n_ranks`` ranks (:func:`chipchain.ringsim.allreduce_steps`): a
+    rank × chunk grid (each cell: how many ranks' data that copy of the chunk sums; the sends of this step outlined),
+    the bytes of this step and so far, and the total the algorithm ends on. ``step`` 0 is the state before any send;
+    a step past the algorithm's last shows its final state."""
+    dg = plotting.diagrams
+
+    states = ringsim.allreduce_steps(n_ranks, nbytes, algorithm)
+    last = len(states) - 1
+    k = min(_check_step(step), last)
+    st, n = states[k], n_ranks
+    send_c, recv_c = plotting.color(1), "#000"
+    label_w = dg.text_width("rank 0") + 8
+    top = 1.3 * dg.TEXT
+    cw = (plotting.VIEW_WIDTH - label_w - 4) / n
+    ch = 1.7 * dg.TEXT
+    body = []
+    for c in range(n):
+        body.append(dg.text(label_w + (c + 0.5) * cw, top - 0.35 * dg.TEXT, f"c{c}", anchor="middle"))
+    senders = {(src, c) for src, _, c in st.sends}
+    receivers = {(dst, c) for _, dst, c in st.sends}
+    for r in range(n):
+        y = top + r * ch
+        body.append(dg.text(0, y + 0.65 * ch + 0.3 * dg.TEXT, f"rank {r}"))
+        for c in range(n):
+            who = st.holds[r][c]
+            x = label_w + c * cw
+            sending = (r, c) in senders or (r, None) in senders
+            getting = (r, c) in receivers or (r, None) in receivers
+            stroke, width, dash = ("#bbb", 1.0, False)
+            if sending:
+                stroke, width, dash = send_c, 4.0, False
+            elif getting:
+                stroke, width, dash = recv_c, 2.5, True
+            fill = _shade(len(who), n)
+            body.append(dg.rect(x + 2, y + 2, cw - 4, ch - 4, fill=fill, stroke=stroke, width=width, dash=dash,
+                                title=f"rank {r}, chunk {c}: the sum of rank{'s' if len(who) > 1 else ''} "
+                                      + ", ".join(map(str, who))))
+            body.append(dg.text(x + cw / 2, y + ch / 2 + 0.35 * dg.TEXT, f"{len(who)}/{n}",
+                                fill="#000",
+                                anchor="middle"))
+    height = top + n * ch + 4
+    name = "ring" if algorithm == "ring" else "binary tree (unpipelined)"
+    sends = "; ".join(f"{s} → {d}" + ("" if c is None else f" (chunk c{c})") for s, d, c in st.sends)
+    alt = (f"{name} all-reduce on {n} ranks, {'start' if k == 0 else f'after step {k} of {last}'} "
+           f"({_PHASE[st.phase]}): a {n} × {n} grid of ranks by chunks; "
+           + (f"sends: {sends}; " if sends else "")
+           + f"{sum(len(w) == n for row in st.holds for w in row)} of {n * n} chunk copies hold the full sum.")
+    grid = plotting.svg_diagram("".join(body), height, alt=alt, legend=[
+        ("sent in this step", send_c, "box"), ("received (added, or stored)", "#000", "dash"),
+        ("copy holds all ranks' data", plotting.color(2), "box"), ("a partial sum", _shade(max(n // 2, 1), n), "box")])
+    total, per_send = max(st.total), nbytes / n if algorithm == "ring" else nbytes
+    end = states[-1].total
+    def size(v):
+        return units.fmt_bytes(v, 3)
+
+    if algorithm == "ring":
+        goal = comms.allreduce_bytes_per_rank(nbytes, n)
+        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
+                 ("each rank sends", str(size(st.sent[0])) if k else "—", f"M/n = {size(per_send)} a step"),
+                 ("sent so far, per rank", str(size(st.total[0])), f"ends at 2(n−1)/n · M = {size(goal)}")]
+    else:
+        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
+                 ("ranks sending", f"{len(st.sends)} of {n}" if k else "—", f"the whole M = {size(nbytes)} each"),
+                 ("most sent by one rank", str(size(total)), f"ends at {size(max(end))}"),
+                 ("sent by all ranks", str(size(sum(st.total))), f"ends at 2(n−1)·M = {size(sum(end))}")]
+    if k == last:
+        done = (f"Done: every rank holds all {n} chunks summed over all {n} ranks, after {last} steps. "
+                + (f"Each rank sent {size(end[0])} — 2(n−1)/n · M, the least any all-reduce can send."
+                   if algorithm == "ring" else
+                   f"The ranks sent {size(sum(end))} in all, as much as the ring, but each step carries the whole "
+                   f"message, so the time is {last} × M/B instead of the ring's 2(n−1)/n × M/B."))
+        if step > last:
+            done = f"The tree has only {last} steps; this is its final state. " + done
+        tail = _layout.verdict(done, True)
+    elif k == 0:
+        tail = _layout.para(f"Each rank starts with its own {size(nbytes)} buffer, cut into {n} chunks c0–c{n - 1}; "
+                            f"a cell reads 1/{n}: that copy holds one rank's data.")
+    else:
+        tail = _layout.para(f"Step {k} ({_PHASE[st.phase]}): {sends}.", small=True)
+    return _layout.headline(cards) + grid + tail
+
+
+def _check_step(step):
+    return _check.integer("step", step, minimum=0)
+
+
+@widgets.explorer
+def allreduce_steps_explorer():
+    """Chapter 3: a ring or binary-tree all-reduce of 14 GB step by step on 4 or 8 ranks (default: the ring on 8,
+    before the first send)."""
+    most = 2 * (max(STEP_RANKS) - 1)
+
+    def render(tree, n_ranks, step):
+        return allreduce_step_view("tree" if tree else "ring", n_ranks, step)
+
+    return widgets.explore(render, [
+        widgets.Toggle("tree", "Algorithm", value=False, labels=["ring", "binary tree"]),
+        widgets.Choice("n_ranks", "Ranks", {f"{n}": n for n in STEP_RANKS}, value=8),
+        widgets.Slider("step", "Step", list(range(most + 1)), value=0,
+                       fmt=lambda v: "start" if v == 0 else f"{v}"),
+    ], title="All-reduce step by step: who sends which chunk, who holds what")
