@@ -10,7 +10,7 @@ from . import _layout
 from ._figure import Figure, key
 
 __all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "hbm_traffic_figure", "peak_memory_figure",
-           "traffic_explorer"]
+           "traffic_explorer", "tiling_view", "tiling_explorer"]
 
 #: models of the score-memory table: Llama 3 8B (32 heads), GPT-3 175B (96), Llama 3.1 405B (128)
 SCORE_MODELS = ("Llama-3-8B", "GPT-3-175B", "Llama-3.1-405B")
@@ -221,3 +221,97 @@ def traffic_explorer():
     ], title="HBM traffic of attention: standard vs FlashAttention")
 
 
+
+
+# --- FlashAttention's tiling step by step (issue 28) -----------------------------------------------------------------
+#: the stepper's case: one head, N = 1,024, d = 64, the A100's 192 KiB of L1 + shared memory in BF16 elements
+TILE_N, TILE_D = 1024, 64
+
+
+def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str:
+    """HTML for one step of FlashAttention's forward pass (:func:`chipchain.attention_io.flash_tile_steps`,
+    FlashAttention-2's order: Q blocks outside, K/V blocks inside): the N × N score matrix cut into B_r × B_c tiles
+    (done, current, still to do; none is ever written to HBM), what sits in SRAM, and the bytes moved from HBM so
+    far against the whole pass and against standard attention (:func:`chipchain.attention_io.standard_hbm_accesses`).
+    ``step`` 0 is before the first load."""
+    dg = plotting.diagrams
+    m = _a100_sram_elements(bytes_per_element) if sram is None else sram
+    steps = attention_io.flash_tile_steps(n, d, m)
+    k = _check.integer("step", step, minimum=0)
+    if k >= len(steps):
+        raise ValueError(f"step must be at most {len(steps) - 1} for N = {n:,}, got {step!r}")
+    st = steps[k]
+    br, bc = attention_io.block_sizes(d, m)
+    tr, tc = -(-n // br), -(-n // bc)
+    T, W = dg.TEXT, plotting.VIEW_WIDTH
+    left, top = dg.text_width("Q00") + 8, 1.4 * T
+    gw = W - left - 4
+    gh = 11 * T
+    sx, sy = gw / n, gh / n
+    cur, body = (st.i, st.j), []
+    body.append(dg.text(left, 0.95 * T, f"K, V blocks j = 0 … {tc - 1} ({bc} rows each)"))
+    for i in range(tr):
+        q0, q1 = i * br, min(n, (i + 1) * br)
+        y, h = top + q0 * sy, (q1 - q0) * sy
+        lit_q = st.i == i
+        body.append(dg.text(0, y + min(h, 1.2 * T) / 2 + 0.35 * T, f"Q{i}", fill=plotting.color(1) if lit_q else "#333",
+                            weight=600 if lit_q else None))
+        for j in range(tc):
+            kk0 = j * bc
+            done = st.i is not None and (i < st.i or (i == st.i and j < st.j))
+            now = (i, j) == cur
+            fill = plotting.color(1) if now else ("#9ccbe8" if done else "#f4f4f4")
+            body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill,
+                                stroke="#fff", width=1, rx=0,
+                                title=f"score tile S[{i},{j}]: {'in SRAM now' if now else 'done' if done else 'to do'}"))
+    height = top + gh + 4
+    where = ("before the first load" if st.i is None else
+             f"Q block {st.i} (rows {st.q_rows[0]:,}–{st.q_rows[1] - 1:,}) with K, V block {st.j} "
+             f"(rows {st.k_rows[0]:,}–{st.k_rows[1] - 1:,})")
+    alt = (f"FlashAttention tiling, N = {n:,}, d = {d}: the {n:,} × {n:,} score matrix in {tr} × {tc} tiles of "
+           f"{br} × {bc}; step {k} of {len(steps) - 1}: {where}; {k} tiles computed, none written to HBM.")
+    grid = dg.svg_diagram("".join(body), height, alt=alt, legend=[
+        ("in SRAM now", plotting.color(1), "box"), ("computed and discarded", "#9ccbe8", "box"),
+        ("still to do", "#dddddd", "box")])
+    std = attention_io.standard_hbm_accesses(n, d, m) * bytes_per_element
+    whole = steps[-1].total * bytes_per_element
+    so_far = st.total * bytes_per_element
+
+    def b(v):
+        return str(units.fmt_bytes(v, 3))
+
+    bars = plotting.svg_hbars(
+        [("FlashAttention so far", so_far / units.MB, plotting.color(1)),
+         ("FlashAttention, whole pass", whole / units.MB, "#9ccbe8"),
+         ("standard attention, whole pass", std / units.MB, plotting.color(0))],
+        xlabel="bytes moved between HBM and SRAM (MB)", unit_format=lambda v: b(v * units.MB),
+        alt=f"HBM traffic so far {b(so_far)}; FlashAttention's whole pass {b(whole)}; standard attention {b(std)}")
+    if st.i is None:
+        sram_line = "SRAM is empty."
+    else:
+        rows_q, rows_k = st.q_rows[1] - st.q_rows[0], st.k_rows[1] - st.k_rows[0]
+        used = 2 * rows_q * d + 2 * rows_k * d + rows_q * rows_k + 2 * rows_q
+        sram_line = (f"In SRAM: Q{st.i} and its output accumulator O{st.i} ({rows_q} × {d} each), K{st.j} and V{st.j} "
+                     f"({rows_k} × {d} each), the score tile S ({rows_q} × {rows_k}) and the running max and sum: "
+                     f"{used:,} of {m:,} elements.")
+    cards = _layout.headline([
+        ("step", f"{k} of {len(steps) - 1}", f"Q block {st.i}, K/V block {st.j}" if st.i is not None else "start"),
+        ("loaded this step", b(st.loaded * bytes_per_element),
+         ("K, V" + (f" + Q{st.i}" if st.j == 0 else "") + (f" + write O{st.i}" if st.writes_output else ""))
+         if st.i is not None else "—"),
+        ("moved so far", b(so_far), f"whole pass {b(whole)}; standard {b(std)}")])
+    tail = (_layout.verdict(f"Done: {b(whole)} moved, {std / whole:.1f}× less than standard attention's {b(std)}, "
+                            f"which writes and reads the {n:,} × {n:,} score matrix.", True)
+            if k == len(steps) - 1 else _layout.para(sram_line, small=True))
+    return cards + grid + tail + bars
+
+
+@widgets.explorer
+def tiling_explorer():
+    """Chapter 5: FlashAttention's forward pass tile by tile (FlashAttention-2's order, one head, N = 1,024, d = 64,
+    the A100's 192 KiB in BF16 elements); default: before the first load."""
+    m = _a100_sram_elements()
+    last = len(attention_io.flash_tile_steps(TILE_N, TILE_D, m)) - 1
+    return widgets.explore(tiling_view, [
+        widgets.Slider("step", "Step", list(range(last + 1)), value=0, fmt=lambda v: "start" if v == 0 else f"{v}"),
+    ], title="FlashAttention tile by tile: what sits in SRAM, what crosses to HBM")
