@@ -261,9 +261,8 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
             done = st.i is not None and (i < st.i or (i == st.i and j < st.j))
             now = (i, j) == cur
             fill = plotting.color(1) if now else ("#9ccbe8" if done else "#f4f4f4")
-            body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill,
-                                stroke="#fff", width=1, rx=0,
-                                title=f"score tile S[{i},{j}]: {'in SRAM now' if now else 'done' if done else 'to do'}"))
+            body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill, stroke="#fff", width=1,
+                                rx=0))
     height = top + gh + 4
     where = ("before the first load" if st.i is None else
              f"Q block {st.i} (rows {st.q_rows[0]:,}–{st.q_rows[1] - 1:,}) with K, V block {st.j} "

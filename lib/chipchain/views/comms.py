@@ -343,9 +343,7 @@ def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
             elif getting:
                 stroke, width, dash = recv_c, 2.5, True
             fill = _shade(len(who), n)
-            body.append(dg.rect(x + 2, y + 2, cw - 4, ch - 4, fill=fill, stroke=stroke, width=width, dash=dash,
-                                title=f"rank {r}, chunk {c}: the sum of rank{'s' if len(who) > 1 else ''} "
-                                      + ", ".join(map(str, who))))
+            body.append(dg.rect(x + 2, y + 2, cw - 4, ch - 4, fill=fill, stroke=stroke, width=width, dash=dash))
             body.append(dg.text(x + cw / 2, y + ch / 2 + 0.35 * dg.TEXT, f"{len(who)}/{n}",
                                 fill="#000",
                                 anchor="middle"))
