@@ -260,7 +260,7 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
             kk0 = j * bc
             done = st.i is not None and (i < st.i or (i == st.i and j < st.j))
             now = (i, j) == cur
-            fill = plotting.color(1) if now else ("#9ccbe8" if done else "#f4f4f4")
+            fill = plotting.color(1) if now else ("#9ccbe8" if done else "#e4e4e4")
             body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill, stroke="#fff", width=1,
                                 rx=0))
     height = top + gh + 4
@@ -271,7 +271,7 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
            f"{br} × {bc}; step {k} of {len(steps) - 1}: {where}; {k} tiles computed, none written to HBM.")
     grid = dg.svg_diagram("".join(body), height, alt=alt, legend=[
         ("in SRAM now", plotting.color(1), "box"), ("computed and discarded", "#9ccbe8", "box"),
-        ("still to do", "#dddddd", "box")])
+        ("still to do", "#e4e4e4", "box")])
     std = attention_io.standard_hbm_accesses(n, d, m) * bytes_per_element
     whole = steps[-1].total * bytes_per_element
     so_far = st.total * bytes_per_element
