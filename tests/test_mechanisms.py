@@ -68,7 +68,8 @@ def test_allreduce_stepper_default_and_final_views():
     assert "24.5 GB" in end and "Done: every rank holds all 8 chunks" in end      # 2·7/8 · 14 GB
     assert ex.render_at([0, 1, 14]).count(">8/8<") == 64
     tree = _text(ex.render_at([1, 0, 9]))                              # past the 4-rank tree's last step
-    assert "only 4 steps" in tree and "84 GB" in tree                  # 2·3 · 14 GB in all
+    assert "tree on 4 ranks has only 4 steps" in tree and "84 GB" in tree     # 2·3 · 14 GB in all
+    assert "ring on 4 ranks has only 6 steps" in _text(ex.render_at([0, 0, 9]))
     assert ex.n_views <= 400
 
 

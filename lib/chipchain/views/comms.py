@@ -379,7 +379,8 @@ def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
                    f"The ranks sent {size(sum(end))} in all, as much as the ring, but each step carries the whole "
                    f"message, so the time is {last} × M/B instead of the ring's 2(n−1)/n × M/B."))
         if step > last:
-            done = f"The tree has only {last} steps; this is its final state. " + done
+            done = (f"The {'ring' if algorithm == 'ring' else 'tree'} on {n} ranks has only {last} steps; this is "
+                    f"its final state. " + done)
         tail = _layout.verdict(done, True)
     elif k == 0:
         tail = _layout.para(f"Each rank starts with its own {size(nbytes)} buffer, cut into {n} chunks c0–c{n - 1}; "
