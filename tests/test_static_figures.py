@@ -220,3 +220,146 @@ def test_pipeline_schedule_chart_shades_the_measured_bubble():
     assert ">stage</text>" in html and "time (units of one forward pass F" in html
     half = views.pipelines.schedule_view("1F1B", 4, 8, 4)
     assert ">t = 16.5</text>" in half
+# --- chapters 1, 3 and 5 (issue 28) --------------------------------------------------------------------------------
+def _ch1_roofline():
+    ops = {"element-wise add (FP32)": roofline.elementwise_intensity(),
+           "matmul n=1024 (BF16)": roofline.matmul_intensity(1024, 1024, 1024, 2),
+           "matmul n=256 (BF16)": roofline.matmul_intensity(256, 256, 256, 2)}
+    return views.chip.roofline_figure(["A100", "H100"], "bf16", operators=ops)
+
+
+def _ch5_traffic():
+    from chipchain import attention_io
+
+    return views.attention.hbm_traffic_figure([2 ** e for e in range(8, 17)], d=64,
+                                              sram=attention_io.sram_per_sm("A100") // 2)
+
+
+def _h100_bf16():
+    from chipchain import hardware
+
+    return hardware.get("H100").peak_flops("bf16")
+
+
+FIGURES = {
+    "ch01 roofline": _ch1_roofline,
+    "ch01 own roofline": lambda: views.chip.roofline_figure(["H100"], "fp32",
+                                                            measured=("this computer", 30e9, 15e9)),
+    "ch03 links": lambda: views.comms.links_figure(),
+    "ch03 all-reduce vs size": lambda: views.comms.allreduce_size_figure("DGX-H100", n_gpus=1024),
+    "ch03 scaling": lambda: views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4),
+    "ch05 traffic": _ch5_traffic,
+    "ch05 peak memory": lambda: views.attention.peak_memory_figure(
+        {"N": [256, 512, 1024, 2048], "naive": [1.2e6, 4.5e6, 1.8e7, 7e7], "flash": [6e5, 7e5, 9e5, 1.2e6]}),
+}
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_figures_of_chapters_1_3_5_are_vector_charts_in_the_chart_style(name):
+    """Vector SVG (no raster), the chart CSS that sizes text by the chart's width (≥ 12 px at 1280, ≥ 11 px at 390,
+    measured by the browser check), no text that overrides that size, axis titles with units, alt text, and direct
+    labels that stay inside the chart and do not collide at the phone's text size."""
+    f = FIGURES[name]()
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html and "matplotlib" not in html
+    assert plotting.CHART_CSS in html and 'role="img" aria-label="' in html
+    svg = html.split("<svg", 1)[1]
+    assert "font-size" not in svg.split(">", 1)[1]        # every text at the size the container query picks
+    assert f'font-size="{plotting.FONT_UNITS[0]}"' in svg.split(">", 1)[0]
+    titles = axis_titles(html)
+    assert titles or "(GB/s)" in html, titles               # hbars carry their unit in the x title
+    assert_no_collisions(html)
+    assert str(f) and "<" not in str(f)                     # the plain text nbval compares
+
+
+def test_ch01_roofline_ridges_are_peak_over_bandwidth_from_the_catalog():
+    from chipchain import hardware
+
+    f = _ch1_roofline()
+    html = f._repr_html_()
+    for name, ridge in f.data["ridges"]:
+        acc = hardware.get(name)
+        assert ridge == pytest.approx(acc.peak_flops("bf16") / acc.memory_bandwidth, rel=1e-12)
+        assert f"{name} ridge {ridge:,.0f}" in html
+    assert [round(r) for _, r in f.data["ridges"]] == [153, 295]          # A100 312 / 2.039, H100 989.4 / 3.35
+    # the operators sit on the A100's roof at the library's attainable throughput
+    for label, i, y in f.data["points"]:
+        assert y == pytest.approx(float(roofline.attainable_flops("A100", i, "bf16")) / 1e12)
+    assert {"element-wise add (FP32)", "matmul n=1024 (BF16)", "matmul n=256 (BF16)"} <= {
+        t for t, _ in direct_labels(html)}
+    # the flat roof is the dense BF16 peak, 989.4 TFLOP/s for the H100 (the datasheet)
+    assert max(f.data["lines"][1][2]) == pytest.approx(989.4)
+
+
+def test_ch01_own_roofline_is_the_measured_peak_and_bandwidth():
+    f = views.chip.roofline_figure(["H100"], "fp32", measured=("this computer", 30e9, 15e9))
+    label, xs, ys = f.data["lines"][-1]
+    assert label == "this computer" and max(ys) == pytest.approx(30e9 / 1e12)
+    assert ys[0] == pytest.approx(xs[0] * 15e9 / 1e12)                     # the slope is the bandwidth
+    with pytest.raises(ValueError, match="measured"):
+        views.chip.roofline_figure(["H100"], "fp32", measured=("x", -1, 15e9))
+
+
+def test_ch03_links_bars_are_the_catalogs_per_direction_bandwidths():
+    from chipchain import links
+
+    f = views.comms.links_figure()
+    html = f._repr_html_()
+    assert html.count("<rect") == len(views.comms.CHART_LINKS)
+    for name, per_dir, both in f.data["bars"]:
+        lk = links.get(name)
+        assert (per_dir, both) == (lk.bandwidth_per_direction, lk.bidirectional_bandwidth)
+    got = dict((n, (a, b)) for n, a, b in f.data["bars"])
+    assert got["NVLink4"] == (450e9, 900e9) and got["IB-NDR"][0] == 50e9            # 18 × 25 GB/s; 400 Gb/s
+    # log bars share the axis minimum: lengths keep the log ratios of the values
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', html)]
+    lo = 10 ** math.floor(math.log10(min(a for _, a, _ in f.data["bars"]) / 1e9))
+    ratio = widths[0] / widths[1]
+    want = math.log10(f.data["bars"][0][1] / 1e9 / lo) / math.log10(f.data["bars"][1][1] / 1e9 / lo)
+    assert ratio == pytest.approx(want, rel=5e-3)
+
+
+def test_ch03_allreduce_curves_are_the_alpha_beta_model():
+    from chipchain import comms
+
+    f = views.comms.allreduce_size_figure("DGX-H100", n_gpus=1024)
+    import numpy as np
+
+    for algo, ys in f.data["curves"].items():
+        np.testing.assert_allclose(ys, comms.cluster_allreduce_time(np.array(f.data["sizes"]), "DGX-H100", 1024,
+                                                                    algo), rtol=1e-12)
+    # at 14 GB the figure's fastest agrees with comms.fastest_allreduce (the chapter's table)
+    assert comms.fastest_allreduce(14e9, "H100", 1024)[0] == "double-tree" == f.data["fastest"][-1][1]
+    html = f._repr_html_()
+    assert html.count("<polyline") == len(comms.ALGORITHMS) and "stroke-dasharray" in html   # the tree dashed
+
+
+def test_ch03_scaling_is_the_dp_scaling_curve():
+    f = views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4)
+    df = views.comms.dp_scaling_curve(7e9, f.data["counts"], 4e6, "DGX-H100", _h100_bf16(), 0.4)
+    assert f.data["efficiency"]["NVLink4 + IB-NDR"] == pytest.approx(list(df["efficiency"]), rel=1e-11)
+    assert f.data["counts"][-1] * 2048 <= 4e6 < f.data["counts"][-1] * 2 * 2048   # one sequence per GPU at most
+    assert all(0 < e <= 1 for v in f.data["efficiency"].values() for e in v)
+
+
+def test_ch05_traffic_counts_equal_the_io_model():
+    from chipchain import attention_io
+
+    f = _ch5_traffic()
+    m = attention_io.sram_per_sm("A100") // 2
+    assert f.data["m_over_d"] == m / 64 == 1536
+    for n, fl, st in zip(f.data["ns"], f.data["flash"], f.data["standard"]):
+        assert fl == attention_io.flash_hbm_accesses(n, 64, m) * 2
+        assert st == attention_io.standard_hbm_accesses(n, 64, m) * 2
+    i = f.data["ns"].index(1024)
+    assert f.data["flash"][i] == 8 * 1024 * 64 * 2          # the chapter's 8Nd elements at N = 1,024, BF16
+    assert "N = M/d = 1,536" in [t for t, _ in direct_labels(f._repr_html_())]
+
+
+def test_ch05_peak_memory_models_are_the_librarys():
+    from chipchain import attention
+
+    f = FIGURES["ch05 peak memory"]()
+    for n, v in zip(f.data["ns"], f.data["naive_model"]):
+        assert v == (2 * n * n + n * 64) * 8 == attention.naive_extra_memory(n, 64, bytes_per_element=8)
+    assert f._repr_html_().count("<circle") == 8 and "standard, measured</li>" in f._repr_html_()

@@ -213,24 +213,6 @@ def _text_boxes(ax, renderer):
     return boxes
 
 
-def test_fig1_roofline_labels_do_not_collide():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    v = chipchain.views.chip
-    ops = {"element-wise add (FP32)": roofline.elementwise_intensity(),
-           "matmul n=1024 (BF16)": roofline.matmul_intensity(1024, 1024, 1024, 2),
-           "matmul n=256 (BF16)": roofline.matmul_intensity(256, 256, 256, 2)}
-    ax = v.plot_roofline(["A100", "H100"], "bf16", operators=ops)
-    ax.figure.canvas.draw()
-    r = ax.figure.canvas.get_renderer()
-    boxes = _text_boxes(ax, r) + [("legend", ax.get_legend().get_window_extent(r))]
-    assert not _overlaps(boxes)
-    plt.close("all")
-
-
 def test_fig10_legend_sits_outside_the_bars():
     import matplotlib
 

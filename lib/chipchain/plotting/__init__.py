@@ -46,6 +46,8 @@ from ._svg import CHART_CSS, FONT_UNITS, VIEW_WIDTH, _Boxes, _width
 from ._ticks import _axis
 from .charts import svg_bars, svg_chart, svg_hbars, svg_stacked
 from .gantt import svg_gantt
+from . import diagrams
+from .diagrams import svg_diagram
 
 __all__ = ["PALETTE", "color", "style", "axes", "figure", "svg_chart", "svg_hbars", "svg_bars", "svg_stacked", "svg_gantt",
-           "CHART_CSS", "FONT_UNITS", "VIEW_WIDTH"]
+           "svg_diagram", "diagrams", "CHART_CSS", "FONT_UNITS", "VIEW_WIDTH"]
