@@ -204,3 +204,51 @@ def memory_timeline_figure(step, accelerator="H100", height=320):
     text = f"{step.model}: peak {peak / 1e9:,.1f} GB at the {step.peak_label}; {name} {cap / 1e9:,.1f} GB"
     return Figure(html, text, {"peak": peak, "peak_index": i, "peak_label": step.peak_label, "capacity": cap,
                                "totals": step.totals})
+
+
+# --- the step timeline as an explorer ------------------------------------------------------------------------------
+
+#: the models the timeline explorer offers (label → catalog name), each at its own training sequence length
+TIMELINE_MODELS = {"Llama 3 8B (8,192 tokens)": "Llama-3-8B", "Llama 2 7B (4,096 tokens)": "Llama-2-7B",
+                   "Llama 2 13B (4,096 tokens)": "Llama-2-13B"}
+#: data-parallel ranks the timeline explorer's ZeRO stage shards over, and the card it draws
+TIMELINE_DP, TIMELINE_CARD = 8, "H100"
+
+
+def _timeline_view(model, recompute, loss_chunks, zero) -> str:
+    fmt = units.fmt_bytes
+    tl = timeline.step_timeline(model, dp=TIMELINE_DP, zero=zero, recompute=recompute, loss_chunks=loss_chunks)
+    L = memory.ledger(model, dp=TIMELINE_DP, zero=zero, recompute=recompute)
+    fig = memory_timeline_figure(tl, TIMELINE_CARD, height=300)
+    acc, cap = _card(TIMELINE_CARD)
+    i = tl.peak_index
+    at = {c: tl.bytes[c][i] for c in timeline.COMPONENTS}
+    if at["logits and loss"] > 0:
+        why = (f"That is the ledger's {fmt(L.total, 3)} (model states and every layer's activations) less the "
+               f"{fmt(L.components['gradients'], 3)} of gradients not yet allocated, plus "
+               f"{fmt(at['logits and loss'], 3)} of logits and loss in {loss_chunks:,} "
+               f"chunk{'s' if loss_chunks > 1 else ''}.")
+    else:
+        why = (f"That is the ledger's model states, {fmt(L.states, 3)}, with every gradient allocated and every "
+               f"activation freed: the gradients outweigh the activations and the loss.")
+    fits = tl.peak <= cap
+    head = _layout.verdict(f"Peak {fmt(tl.peak, 3)} at the {tl.peak_label} (event {i + 1} of {len(tl.labels)}), "
+                           f"against one {acc.name.split('-')[0]}'s {units.fmt_capacity(cap)}.", fits,
+                           "Fits." if fits else "Out of memory.")
+    return head + _layout.para(why, small=True) + fig.html
+
+
+@widgets.explorer
+def timeline_explorer():
+    """Ch. 6 explorer: model, recomputation, loss chunks and ZeRO stage (over 8 data-parallel GPUs) → the memory of
+    one GPU event by event through a training step (:func:`chipchain.timeline.step_timeline`), its peak, and how the
+    peak follows from the ledger (:func:`chipchain.memory.ledger`)."""
+    W = widgets
+    controls = [
+        W.Choice("model", "Model", TIMELINE_MODELS),
+        W.Choice("recompute", "Recomputation", {"none": "none", "selective": "selective", "full": "full"},
+                 value="selective"),
+        W.Slider("loss_chunks", "Loss chunks", [1, 4, 16], value=1),
+        W.Slider("zero", f"ZeRO stage ({TIMELINE_DP} GPUs)", [0, 1, 2, 3], value=1),
+    ]
+    return W.explore(_timeline_view, controls, title="One training step, event by event")
