@@ -317,7 +317,7 @@ def moore_projection_figure(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, ye
     alt = (f"Transistors per chip relative to {t0:.0f} on a log axis from {lo:.0f} to {hi:.0f}: "
            + "; ".join(f"doubling every {T:g} years reaches {v:,.0f}× by {hi:.0f}" for T, v in ends)
            + "; TSMC's nodes in volume production marked: "
-           + ", ".join(f"{nd.name} ({nd.volume_year:.0f})" for nd in nodes) + ".")
+           + ", ".join(f"{nd.name} ({int(nd.volume_year)})" for nd in nodes) + ".")
     html = plotting.svg_chart(lines=lines, vlines=vlines, ylog=True, xlim=(lo, hi), xformat=lambda v: f"{v:.0f}",
                               xlabel="year", ylabel=f"transistors per chip, relative to {t0:.0f} (×)", alt=alt,
                               height=340)

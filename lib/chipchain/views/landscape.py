@@ -258,8 +258,17 @@ def _scoring_view(compute, memory, interconnect, software, efficiency):
     table = tables.show(df, columns=cols, caption="Scaled figures of the weighted dimensions (best chip = 1)",
                         notes=("— : no published figure; the chip is scored on the other dimensions",) if gaps
                         else ()).html
-    note = _layout.para("Coverage below 100 % means a missing figure (power for TPU v5p and Trainium2) was left "
-                        "out of that chip's score. The software score is a judgment.", small=True)
+    partial = [(name, [heads[d].lower() for d in weighted if df.loc[name, d] != df.loc[name, d]])
+               for name, cov in zip(df.index, df["coverage"]) if cov < 1]
+    by_gap = {}
+    for name, dims in partial:
+        by_gap.setdefault(" or ".join(dims), []).append(name)
+    said = [f"{' and '.join(names)} {'has' if len(names) == 1 else 'have'} no published figure for {dims}"
+            for dims, names in by_gap.items()]
+    gap_note = ("; ".join(said) + ": a chip marked \"scored on … of the weight\" is scored on the dimensions it "
+                "has figures for. ") if said else ""
+    judged = "The software score is a judgment." if w["software"] else ""
+    note = _layout.para(gap_note + judged, small=True) if gap_note or judged else ""
     return svg + table + note
 
 

@@ -148,7 +148,7 @@ def memory_explorer():
         W.Choice("recompute", "Recomputation", {"none": "none", "selective": "selective", "full": "full"},
                  value="selective"),
         W.Slider("zero", "ZeRO stage (8 GPUs)", [0, 1, 2, 3], value=3),
-        W.Choice("accelerator", "Card", {"RTX 4090 (24 GiB)": "RTX-4090", "A100/H100 (80 GiB)": "H100-SXM"},
+        W.Choice("accelerator", "Card", {"RTX 4090 (24 GiB)": "RTX-4090", "H100 (80 GiB)": "H100-SXM"},
                  value="H100-SXM"),
     ]
     return W.explore(_memory_view, controls, title="The memory ledger of one GPU")
