@@ -53,7 +53,7 @@ def test_ch06_sharding_prose_is_the_explorers_default_view():
 
 def test_ch06_timeline_explorer_opens_on_the_chapters_peak():
     g = _glued("06_memory.ipynb")
-    assert f"Peak {g['ch06_tl_peak']} at the loss (end of forward)" in views.memory.timeline_explorer().render_current()
+    assert f"Peak {g['ch06_tl_peak']} at event 34 of 68: loss (end of forward)." in views.memory.timeline_explorer().render_current()
 
 
 def test_ch06_memory_explorer_names_the_card_its_message_names():

@@ -33,7 +33,7 @@ def test_timeline_explorer_peak_is_the_ledger_less_unallocated_gradients_plus_th
         want = max(L.total - L.components["gradients"] + loss, L.states)
         assert tl.peak == pytest.approx(want, rel=1e-12)          # sums in a different order: a few ulps
         html = ex.render(**c)
-        assert f"Peak {units.fmt_bytes(tl.peak, 3)} at the {tl.peak_label}" in html
+        assert f"Peak {units.fmt_bytes(tl.peak, 3)} at event {tl.peak_index + 1} of {len(tl.labels)}: {tl.peak_label}." in html
         if tl.bytes["logits and loss"][tl.peak_index] > 0:
             assert f"the ledger&#x27;s {units.fmt_bytes(L.total, 3)}" in html
         else:
@@ -43,7 +43,7 @@ def test_timeline_explorer_peak_is_the_ledger_less_unallocated_gradients_plus_th
 def test_timeline_explorer_default_is_the_chapters_figure():
     ex = views.memory.timeline_explorer()
     tl = timeline.step_timeline("Llama-3-8B", seq=8192, dp=8, zero=1, recompute="selective")
-    assert f"Peak {units.fmt_bytes(tl.peak, 3)} at the loss (end of forward)" in ex.render_current()
+    assert f"Peak {units.fmt_bytes(tl.peak, 3)} at event 34 of 68: loss (end of forward)." in ex.render_current()
 
 
 def test_more_chunks_never_raise_the_peak_and_the_peak_moves_to_the_backward_end_when_gradients_dominate():

@@ -196,12 +196,13 @@ def memory_timeline_figure(step, accelerator="H100", height=320):
     points = [{"x": i + 0.5, "y": peak / 1e9, "color": "#000", "label": f"peak {peak / 1e9:,.1f} GB: {step.peak_label}"}]
     alt = (f"Stacked areas of the memory one GPU holds through one training step of {step.model}, event by event "
            f"({len(x)} events: forward layers, the loss, backward layers, the optimizer step): peak "
-           f"{peak / 1e9:,.1f} GB at the {step.peak_label}; {step.totals[-2] / 1e9:,.1f} GB at the optimizer step; "
+           f"{peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {step.totals[-2] / 1e9:,.1f} GB at the "
+           f"optimizer step; "
            f"one {name} holds {units.fmt_capacity(cap)}.")
     html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, hlines=hlines, xlim=(0, len(x)),
                               ylim=(0, max(peak, cap) / 1e9 * 1.18), xlabel="events of one training step, in order",
                               ylabel="memory per GPU (GB)", alt=alt, height=height)
-    text = f"{step.model}: peak {peak / 1e9:,.1f} GB at the {step.peak_label}; {name} {cap / 1e9:,.1f} GB"
+    text = f"{step.model}: peak {peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {name} {cap / 1e9:,.1f} GB"
     return Figure(html, text, {"peak": peak, "peak_index": i, "peak_label": step.peak_label, "capacity": cap,
                                "totals": step.totals})
 
@@ -232,8 +233,8 @@ def _timeline_view(model, recompute, loss_chunks, zero) -> str:
         why = (f"That is the ledger's model states, {fmt(L.states, 3)}, with every gradient allocated and every "
                f"activation freed: the gradients outweigh the activations and the loss.")
     fits = tl.peak <= cap
-    head = _layout.verdict(f"Peak {fmt(tl.peak, 3)} at the {tl.peak_label} (event {i + 1} of {len(tl.labels)}), "
-                           f"against one {acc.name.split('-')[0]}'s {units.fmt_capacity(cap)}.", fits,
+    head = _layout.verdict(f"Peak {fmt(tl.peak, 3)} at event {i + 1} of {len(tl.labels)}: {tl.peak_label}. One "
+                           f"{acc.name.split('-')[0]} holds {units.fmt_capacity(cap)}.", fits,
                            "Fits." if fits else "Out of memory.")
     return head + _layout.para(why, small=True) + fig.html
 
