@@ -213,6 +213,14 @@ def test_ch06_timeline_peak_is_the_timelines_and_the_card_the_catalogs():
     assert f.data["peak"] == tl.peak and f.data["peak_label"] == "loss (end of forward)"
     assert f.data["capacity"] == hardware.get("H100").memory_bytes
     assert html.count("<polygon") == len(timeline.COMPONENTS)     # one filled band per component
+    # the drawn path drops only points through which every band runs straight: read at each event, the top of
+    # the stack is that event's total (GB), the loss included
+    xs, tops = f.data["path"]
+    assert len(xs) < len(tl.labels) / 4                           # a few dozen points, not hundreds, per view
+    for e, total in enumerate(tl.totals):
+        k = next(j for j in range(1, len(xs)) if xs[j] >= e)
+        t = (e - xs[k - 1]) / (xs[k] - xs[k - 1])
+        assert tops[-1][k - 1] + t * (tops[-1][k] - tops[-1][k - 1]) == pytest.approx(total / 1e9, rel=1e-9)
     for comp in timeline.COMPONENTS:
         assert f"</span>{comp}</li>" in html
     labels = {t for t, _ in direct_labels(html)}

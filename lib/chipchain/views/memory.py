@@ -168,6 +168,33 @@ def loss_memory_table(model="Llama-3-8B", tokens=8192, chunks=(1, 4, 16, 64)):
                           "peak (GB)": loss_memory.loss_peak_bytes(tokens, v, c) / 1e9} for c in chunks])
 
 
+def _stacked_path(step):
+    """The x positions (event index) and the cumulative tops (GB) of :data:`chipchain.timeline.COMPONENTS` drawn
+    through one step: straight between events, each event with logits and loss held for most of its width (so the
+    one-event loss buffers show as a plateau, not a spike), and every point through which all tops run straight
+    dropped — the same picture in a few dozen points instead of hundreds (the static site stores every view)."""
+    cols = [step.bytes[c] for c in timeline.COMPONENTS]
+    pts = []
+    for e in range(len(step.labels)):
+        cum, acc = [], 0.0
+        for col in cols:
+            acc += col[e] / 1e9
+            cum.append(acc)
+        held = cols[-1][e] > 0
+        pts += [(e - 0.45, cum), (e + 0.45, cum)] if held and 0 < e < len(step.labels) - 1 else [(float(e), cum)]
+
+    def straight(a, b, c):
+        return all(abs((yb - ya) * (c[0] - b[0]) - (yc - yb) * (b[0] - a[0])) <= 1e-9 * (1 + abs(yb))
+                   for ya, yb, yc in zip(a[1], b[1], c[1]))
+
+    keep = [pts[0]]
+    for k in range(1, len(pts) - 1):
+        if not straight(keep[-1], pts[k], pts[k + 1]):
+            keep.append(pts[k])
+    keep.append(pts[-1])
+    return [p[0] for p in keep], [[p[1][j] for p in keep] for j in range(len(cols))]
+
+
 def memory_timeline_figure(step, accelerator="H100", height=320):
     """One training step's memory (:func:`chipchain.timeline.step_timeline`, a
     :class:`~chipchain.timeline.MemoryTimeline`) as stacked areas over its events, the phases marked, the peak a
@@ -182,29 +209,28 @@ def memory_timeline_figure(step, accelerator="H100", height=320):
         raise ValueError(f"step must be a timeline.MemoryTimeline (from timeline.step_timeline), got {step!r}")
     acc, cap = _card(accelerator)
     x = list(range(len(step.labels)))
-    xs = [e + d for e in x for d in (0, 1)]             # each event holds its memory until the next one
-    lines, base = [], [0.0] * len(xs)
+    xs, tops = _stacked_path(step)
+    lines = []
     for i, comp in enumerate(timeline.COMPONENTS):
-        top = [b + step.bytes[comp][k // 2] / 1e9 for k, b in enumerate(base)]
-        lines.append({"x": xs, "y": top, "base": base, "label": comp, "color": plotting.color(i)})
-        base = top
+        base = tops[i - 1] if i else [0.0] * len(xs)
+        lines.append({"x": xs, "y": tops[i], "base": base, "label": comp, "color": plotting.color(i)})
     phases = [(step.phases.index(p), p) for p in ("forward", "backward", "optimizer")]
     vlines = [{"x": i, "label": p, "color": "#777"} for i, p in phases]
     name = acc.name.split("-")[0]
     hlines = [{"y": cap / 1e9, "label": f"{name}: {cap / 1e9:,.1f} GB", "color": "#000"}]
     peak, i = step.peak, step.peak_index
-    points = [{"x": i + 0.5, "y": peak / 1e9, "color": "#000", "label": f"peak {peak / 1e9:,.1f} GB: {step.peak_label}"}]
+    points = [{"x": i, "y": peak / 1e9, "color": "#000", "label": f"peak {peak / 1e9:,.1f} GB: {step.peak_label}"}]
     alt = (f"Stacked areas of the memory one GPU holds through one training step of {step.model}, event by event "
            f"({len(x)} events: forward layers, the loss, backward layers, the optimizer step): peak "
            f"{peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {step.totals[-2] / 1e9:,.1f} GB at the "
            f"optimizer step; "
            f"one {name} holds {units.fmt_capacity(cap)}.")
-    html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, hlines=hlines, xlim=(0, len(x)),
+    html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, hlines=hlines, xlim=(0, len(x) - 1),
                               ylim=(0, max(peak, cap) / 1e9 * 1.18), xlabel="events of one training step, in order",
                               ylabel="memory per GPU (GB)", alt=alt, height=height)
     text = f"{step.model}: peak {peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {name} {cap / 1e9:,.1f} GB"
     return Figure(html, text, {"peak": peak, "peak_index": i, "peak_label": step.peak_label, "capacity": cap,
-                               "totals": step.totals})
+                               "totals": step.totals, "path": (xs, tops)})
 
 
 # --- the step timeline as an explorer ------------------------------------------------------------------------------

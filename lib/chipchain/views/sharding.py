@@ -81,7 +81,7 @@ def holdings(scheme, n_ranks, model=MODEL, recompute=RECOMPUTE) -> Holdings:
     else:
         L = memory.ledger(m, dp=n_ranks, zero=zero, recompute=recompute)
     per = {k: sum(L.components[c] for c in comps) for k, comps in PARTS.items()}
-    stage = 0 if tp else memory._zero(zero)
+    stage = 0 if tp else (3 if zero == "fsdp" else zero)          # FSDP's full sharding is stage 3
     split = f"1/{n_ranks:,}" if n_ranks > 1 else "all"
     fr = {"weights": split if tp or stage >= 3 else "all", "gradients": split if tp or stage >= 2 else "all",
           "optimizer states": split if tp or stage >= 1 else "all",
