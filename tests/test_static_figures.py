@@ -363,3 +363,96 @@ def test_ch05_peak_memory_models_are_the_librarys():
     for n, v in zip(f.data["ns"], f.data["naive_model"]):
         assert v == (2 * n * n + n * 64) * 8 == attention.naive_extra_memory(n, 64, bytes_per_element=8)
     assert f._repr_html_().count("<circle") == 8 and "standard, measured</li>" in f._repr_html_()
+def _is_vector_chart(html, n=1):
+    assert html.count('<figure class="cc-chart"') == n and "<svg" in html
+    assert "<img" not in html and "matplotlib" not in html and "data:image" not in html
+
+
+def test_ch02_generation_growth_is_the_generation_tables_multiples():
+    f = views.landscape.generation_growth_figure()
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert "multiple of the A100-SXM-80GB (×)" in axis_titles(html)
+    df = views.landscape.generation_table()
+    want = {"dense BF16 peak": "compute x first", "memory capacity": "memory x first",
+            "memory bandwidth": "bandwidth x first"}
+    assert [q for q, _ in f.data["series"]] == list(want)
+    for q, ys in f.data["series"]:
+        assert ys == [float(v) for v in df[want[q]]]
+        assert ys[0] == 1.0                                      # each quantity relative to the first part
+        assert f"</span>{q}</li>" in html
+    # the published ratios (catalog): B200 dense BF16 2,250 / A100 312 = 7.21; 8 TB/s / 2.039 TB/s = 3.92
+    assert dict(f.data["series"])["dense BF16 peak"][-1] == pytest.approx(2250 / 312, rel=1e-12)
+    assert html.count("<circle") == 3 * len(df)
+    assert {"7.21×", "2.25×", "3.92×"} == {t for t, _ in direct_labels(html)}
+    assert ">A100 (2020)<" in html and ">B200 (2024)<" in html
+    assert_no_collisions(html)
+
+
+def test_ch06_ledger_card_line_is_the_catalogs_binary_capacity():
+    from chipchain import hardware, memory
+
+    led = {"pure FP32 + Adam": memory.rule_of_thumb_ledger(7e9, "fp32-adam"),
+           "mixed precision + Adam": memory.rule_of_thumb_ledger(7e9, "mixed-adam")}
+    f = views.memory.ledgers_figure(led, "H100")
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    cap = hardware.get("H100").memory_bytes
+    assert f.data["capacity"] == cap == 80 * 2**30                  # an "80 GB" card holds 80 GiB (reader #6)
+    assert "one H100, 80 GiB = 85.9 GB" in html and "80.0 GB" not in html
+    assert [t for _, t in f.data["totals"]] == [sum(d.values()) for d in led.values()]
+    assert ">pure FP32 + Adam: 140 GB<" in html and ">mixed precision + Adam: 126 GB<" in html
+    # the marker sits where the bars' own scale puts 85.9 GB: bar widths are proportional to bytes
+    rects = [(float(x), float(w)) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', html)]
+    n0 = len(led["pure FP32 + Adam"])
+    assert len(rects) == sum(len(d) for d in led.values())        # one segment per component of each ledger
+    x0 = rects[0][0]
+    end_fp32 = rects[n0 - 1][0] + rects[n0 - 1][1] - x0
+    line_x = float(re.search(r'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="#000" stroke-width="2.5"',
+                             html).group(1)) - x0
+    assert line_x / end_fp32 == pytest.approx(cap / f.data["totals"][0][1], abs=2e-3)
+
+
+def test_ch06_timeline_peak_is_the_timelines_and_the_card_the_catalogs():
+    from chipchain import hardware, timeline
+
+    tl = timeline.step_timeline("Llama-3-8B", seq=8192, dp=8, zero=1, recompute="selective")
+    f = views.memory.memory_timeline_figure(tl, "H100")
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert {"memory per GPU (GB)"} <= set(axis_titles(html))
+    assert f.data["peak"] == tl.peak and f.data["peak_label"] == "loss (end of forward)"
+    assert f.data["capacity"] == hardware.get("H100").memory_bytes
+    assert html.count("<polygon") == len(timeline.COMPONENTS)     # one filled band per component
+    # the drawn path drops only points through which every band runs straight: read at each event, the top of
+    # the stack is that event's total (GB), the loss included
+    xs, tops = f.data["path"]
+    assert len(xs) < len(tl.labels) / 4                           # a few dozen points, not hundreds, per view
+    for e, total in enumerate(tl.totals):
+        k = next(j for j in range(1, len(xs)) if xs[j] >= e)
+        t = (e - xs[k - 1]) / (xs[k] - xs[k - 1])
+        assert tops[-1][k - 1] + t * (tops[-1][k] - tops[-1][k - 1]) == pytest.approx(total / 1e9, rel=1e-9)
+    for comp in timeline.COMPONENTS:
+        assert f"</span>{comp}</li>" in html
+    labels = {t for t, _ in direct_labels(html)}
+    assert {f"peak {tl.peak / 1e9:,.1f} GB: loss (end of forward)", "H100: 85.9 GB", "forward", "backward",
+            "optimizer"} <= labels
+    assert_no_collisions(html)
+
+
+def test_ch12_moore_projection_ends_where_the_doubling_times_put_it():
+    from chipchain import moore
+
+    f = views.inference.moore_projection_figure((2, 3, 4), 2015, (2005, 2035))
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert "transistors per chip, relative to 2015 (×)" in axis_titles(html)
+    # twenty years: 2^10 = 1,024 at two years, 2^5 = 32 at four, 2^(20/3) ≈ 101.6 at three
+    ends = dict(f.data["at_end"])
+    assert ends[2.0] == 1024.0 and ends[4.0] == 32.0 and ends[3.0] == pytest.approx(2 ** (20 / 3), rel=1e-12)
+    nodes = [(n.name, n.volume_year) for n in moore.all_process_nodes()]
+    assert f.data["nodes"] == nodes
+    labels = {t for t, _ in direct_labels(html)}
+    assert {f"TSMC {n}" for n, _ in nodes} <= labels
+    assert ">2020<" in html and "2,020" not in html
+    assert_no_collisions(html)
