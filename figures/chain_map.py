@@ -66,7 +66,10 @@ class Layout:
     def __init__(self, wide: bool):
         self.wide = wide
         self.W = 760 if wide else 360
-        self.title_px, self.char_w, self.line_h = (14, 8.0, 17) if wide else (13.5, 7.4, 16.5)
+        # the wide drawing is shown at about 690 px in a desktop column (0.91 px a unit): its smallest text is 13.5
+        # units so that it stays at 12 px or more; the narrow one at about 342 px (0.95 px a unit): 12 units
+        self.title_px, self.char_w, self.line_h = (15, 8.5, 18) if wide else (13.5, 7.4, 16.5)
+        self.small = 13.5 if wide else 12
 
 
 def in_toc(path: str) -> bool:
@@ -132,13 +135,13 @@ def box(lay: Layout, x, y, w, h, path, fallback, colour, hotspots, note=()) -> s
     parts = [f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="9" fill="{colour if linked else "#ffffff"}"'
              f' fill-opacity="{0.12 if linked else 1}" stroke="{colour if linked else "#888888"}" stroke-width="2"'
              f'{dash}/>',
-             f'<text x="{x + 9}" y="{ty}" font-size="12" font-weight="700" fill="#111111">{esc(label)}</text>']
+             f'<text x="{x + 9}" y="{ty}" font-size="{lay.small}" font-weight="700" fill="#111111">{esc(label)}</text>']
     ink = "#111111" if linked else "#666666"
     for i, line in enumerate(text_lines):
         parts.append(f'<text x="{x + 9}" y="{ty + lay.line_h * (i + 1)}" font-size="{lay.title_px}" '
                      f'fill="{ink}">{esc(line)}</text>')
     for k, line in enumerate(note):
-        parts.append(f'<text x="{x + w / 2}" y="{y + h - 14 - 15 * (len(note) - 1 - k)}" font-size="12" '
+        parts.append(f'<text x="{x + w / 2}" y="{y + h - 14 - 16 * (len(note) - 1 - k)}" font-size="{lay.small}" '
                      f'text-anchor="middle" fill="#333333">{esc(line)}</text>')
     if linked:
         name = " ".join(text_lines)
@@ -190,10 +193,10 @@ def svg_wide(hotspots=None):
     lay = Layout(True)
     hotspots = [] if hotspots is None else hotspots
     CHAIN_X, BOX_X0, BOX_X1, SPAN_X0, SPAN_X1, RING_H, TOP, GAP = 24, 196, 600, 616, 744, 100, 84, 30
-    body = [f'  <text x="{CHAIN_X}" y="30" font-size="13" fill="#333333">THE CHAIN OF SCALE</text>',
-            f'  <text x="{BOX_X0}" y="30" font-size="13" fill="#333333">THE CHAPTERS ABOUT EACH LINK</text>',
-            f'  <text x="{BOX_X0}" y="50" font-size="12" fill="#555555">Can it compute? Can it feed the compute? '
-            'Can it talk? Can it be supplied?</text>']
+    body = [f'  <text x="{CHAIN_X}" y="30" font-size="14" fill="#333333">THE CHAIN OF SCALE</text>',
+            f'  <text x="{BOX_X0}" y="30" font-size="14" fill="#333333">THE CHAPTERS ABOUT EACH LINK</text>',
+            f'  <text x="{CHAIN_X}" y="54" font-size="13.5" fill="#555555">At every link: can it compute? Can it '
+            'feed the compute? Can it talk? Can it be supplied?</text>']
     rows, y, tops = _rows(), TOP, []
     for i, (name, sub) in enumerate(TIERS):
         colour = PALETTE[i % len(PALETTE)]
@@ -208,7 +211,7 @@ def svg_wide(hotspots=None):
                     f'stroke="{colour}" stroke-width="7"/>\n'
                     f'  <text x="{CHAIN_X + 75}" y="{y + h / 2 - 4}" font-size="16" font-weight="700" '
                     f'text-anchor="middle" fill="#111111">{html.escape(name)}</text>\n'
-                    f'  <text x="{CHAIN_X + 75}" y="{y + h / 2 + 15}" font-size="12" text-anchor="middle" '
+                    f'  <text x="{CHAIN_X + 75}" y="{y + h / 2 + 16}" font-size="13.5" text-anchor="middle" '
                     f'fill="#333333">{html.escape(sub)}</text>')
         body.append(f'  <line x1="{CHAIN_X + 150}" y1="{y + h / 2}" x2="{BOX_X0 - 6}" y2="{y + h / 2}" '
                     f'stroke="{colour}" stroke-width="2" stroke-dasharray="3 3"/>')
@@ -220,7 +223,7 @@ def svg_wide(hotspots=None):
                     PALETTE[7], hotspots, note=("running example:", "175B parameters,", "2T tokens,",
                                                 "1,024 A100 GPUs")))
     y = chain_end + 34
-    body.append(f'  <text x="{CHAIN_X}" y="{y}" font-size="13" fill="#333333">ACROSS THE CHAIN: THE MODELS '
+    body.append(f'  <text x="{CHAIN_X}" y="{y}" font-size="13.5" fill="#333333">ACROSS THE CHAIN: THE MODELS '
                 'CHECKED, AND THE MECHANISMS RUN ON A REAL ENGINE</text>')
     end = _row(lay, ACROSS, CHAIN_X, SPAN_X1, y + 12, "#555555", hotspots, body)
     H = end + 10
