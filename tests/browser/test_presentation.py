@@ -61,11 +61,12 @@ def test_show_code_reveals_the_code_and_the_explorable_still_responds(browser, s
         after = widget.bounding_box()
         assert after["width"] == pytest.approx(before["width"], abs=1), "the explorer changed width"
         assert after["y"] > before["y"], "the code did not open above the explorer"
-        text = widget.inner_text()
+        shown = "el => [...el.querySelectorAll('.widget-html-content')].map(e => e.innerText).join('|')"
+        text = widget.evaluate(shown)                  # the explorer's result, not the slider's own readout
         handle = widget.locator(".noUi-handle").first
         handle.focus()
         page.keyboard.press("ArrowLeft")
-        page.wait_for_function("([el, t]) => el.innerText !== t", arg=[widget.element_handle(), text],
+        page.wait_for_function(f"([el, t]) => ({shown})(el) !== t", arg=[widget.element_handle(), text],
                                timeout=10_000)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "presentation-show-code.png"))
