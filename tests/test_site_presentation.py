@@ -130,3 +130,16 @@ def test_chain_map_cuts_no_title_and_phone_text_is_legible():
     assert min(sizes) * 342 / 360 >= 11, min(sizes)
     with pytest.raises(ValueError, match="lines"):
         chain_map.wrap("a " * 200, 12)
+
+
+def test_lab_glossary_links_point_at_the_terms_entry():
+    """Issue 28 item 4: a glossary link names its entry (``glossary.md#term-…``), and the glossary page gives every
+    entry that id (a MyST target, which jupyterlab-myst renders as the paragraph's id)."""
+    terms, refs = lab_book.glossary(), lab_book.bibliography()
+    r = lab_book.Renderer({}, terms, refs, 1, "t")
+    link = r.markdown("{term}`liquid cooling <Liquid cooling>`")
+    assert link == "[liquid cooling](../glossary.md#term-liquid-cooling)"
+    page = lab_book.glossary_page(terms, refs)
+    assert re.search(r"^\(term-liquid-cooling\)=\n\*\*Liquid cooling\*\* — ", page, re.M)
+    anchors = re.findall(r"^\((term-[\w-]+)\)=$", page, re.M)
+    assert len(anchors) == len(set(anchors)) == len({e[0] for e in terms.values()})

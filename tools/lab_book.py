@@ -191,8 +191,9 @@ class Renderer:
         return self.term_markup(text, entry)
 
     def term_markup(self, text: str, entry: tuple[str, str]) -> str:
-        """A resolved glossary term: a link to the glossary page written beside the chapters."""
-        return f"[{text}]({self.up}glossary.md)"
+        """A resolved glossary term: a link to the term's entry on the glossary page written beside the chapters
+        (an anchor per entry, :func:`term_anchor`, so the page opens at the term, not at its top)."""
+        return f"[{text}]({self.up}glossary.md#{term_anchor(entry[0])})"
 
     def cite(self, kind: str, content: str) -> str:
         parts = []
@@ -374,6 +375,15 @@ def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "
     return mark_stale_widgets(rendered(nb, r)), r.unresolved
 
 
+def term_anchor(term: str) -> str:
+    """The HTML id of a glossary entry in the reader's copy: ``"Liquid cooling"`` → ``term-liquid-cooling``.
+
+    >>> term_anchor("Liquid cooling"), term_anchor("FP8 (E4M3)")
+    ('term-liquid-cooling', 'term-fp8-e4m3')
+    """
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
+
+
 def glossary_page(terms: dict, refs: dict) -> str:
     r = Renderer({}, terms, refs, 0, "glossary")
     seen, lines = set(), ["# Glossary", "", "The terms the chapters link, each with its definition (as in the book's "
@@ -384,7 +394,7 @@ def glossary_page(terms: dict, refs: dict) -> str:
         seen.add(first)
         aliases = sorted({t for t, e in terms.items() if e[0] == first and t != first.lower()})
         names = first + "".join(f" / {a}" for a in aliases)
-        lines += [f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
+        lines += [f"({term_anchor(first)})=", f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
     return "\n".join(lines)
 
 
