@@ -256,9 +256,9 @@ def test_edge_fit_table():
     from chipchain import views
 
     t = views.inference.edge_fit_table()                       # the edge devices' 8 GiB and 16 GiB
-    assert t.loc[("Llama-2-7B", "int4"), "8 GiB (8.59 GB)"] == "✓"
-    assert t.loc[("Llama-2-7B", "bf16"), "8 GiB (8.59 GB)"] == "✗"                   # 13.5 GB of weights
-    assert t.loc[("Llama-2-70B", "int4"), "16 GiB (17.2 GB)"] == "✗"                 # 34.5 GB of weights
+    assert t.loc[("Llama-2-7B", "int4"), "8 GiB = 8.59 GB"] == "✓"
+    assert t.loc[("Llama-2-7B", "bf16"), "8 GiB = 8.59 GB"] == "✗"                   # 13.5 GB of weights
+    assert t.loc[("Llama-2-70B", "int4"), "16 GiB = 17.2 GB"] == "✗"                 # 34.5 GB of weights
 
 
 def test_view_tables_take_aliases():

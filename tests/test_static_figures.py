@@ -455,4 +455,27 @@ def test_ch12_moore_projection_ends_where_the_doubling_times_put_it():
     labels = {t for t, _ in direct_labels(html)}
     assert {f"TSMC {n}" for n, _ in nodes} <= labels
     assert ">2020<" in html and "2,020" not in html
+def test_lab1_alpha_beta_figure_plots_the_measurement_and_the_ring_model():
+    """L1's figure (was matplotlib): the measured dots as given, and the model line equal to chapter 3's ring
+    all-reduce time with the fitted α and β, solid over the sizes it was fitted on and dashed below."""
+    from chipchain import comms
+
+    sizes = [4 << 10 << 2 * k for k in range(7)]                      # 4 KiB … 16 MiB, steps of four
+    four = [1e-3 * (6 + m / 4e8) for m in sizes]
+    two = [1e-3 * (1 + m / 6e8) for m in sizes]
+    alpha, beta = 1.28e-3, 3.77e8
+    f = views.labs.alpha_beta_figure({"measured, 4 ranks": (sizes, four), "measured, 2 ranks": (sizes, two)},
+                                     alpha, beta, 4, fit_from=1 << 20)
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html and "matplotlib" not in html
+    assert {"message size M (bytes)", "all-reduce time (ms)"} <= set(axis_titles(html))
+    assert html.count("<circle") == 2 * len(sizes)
+    assert [(label, m) for label, m, _ in f.data["points"]] == [(k, m) for k in ("measured, 4 ranks",
+                                                                               "measured, 2 ranks") for m in sizes]
+    for m, t in f.data["model"]:
+        assert t == comms.ring_allreduce_time(m, 4, beta, alpha)
+    assert ">4 KiB<" in html and ">16 MiB<" in html                   # the lab's binary sizes on the axis
+    legend = html.split("<svg", 1)[0]
+    assert "α–β model, 4 ranks, fitted to sizes ≥ 1 MiB</li>" in legend and "measured, 2 ranks</li>" in legend
+    assert html.count('stroke-dasharray') >= 1                       # the model below the fitted sizes, dashed
     assert_no_collisions(html)

@@ -137,7 +137,7 @@ def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-
     an edge device in :mod:`chipchain.devices`). A pandas DataFrame of GB needed with a ✓ / ✗ per memory size.
 
     >>> t = edge_fit_table()
-    >>> t.loc[("Llama-3-8B", "int4"), "8 GiB (8.59 GB)"], t.loc[("Llama-3-8B", "bf16"), "16 GiB (17.2 GB)"]
+    >>> t.loc[("Llama-3-8B", "int4"), "8 GiB = 8.59 GB"], t.loc[("Llama-3-8B", "bf16"), "16 GiB = 17.2 GB"]
     ('✓', '✗')
     """
     import pandas as pd
@@ -182,7 +182,7 @@ def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512),
     labelled "does not fit" with the memory it would need.
 
     >>> {k: round(v) for k, v in decode_roofline_points("H100", "Llama-3-8B", 2048, (1, 64, 512)).items()}
-    {'decode, batch 1': 1, 'decode, batch 64': 33, 'decode, batch 512 (does not fit: needs 153 GB, card holds 80 GiB (85.9 GB))': 57, 'prefill 2048 tokens': 2082}
+    {'decode, batch 1': 1, 'decode, batch 64': 33, 'decode, batch 512 (does not fit: needs 153 GB, card holds 80 GiB = 85.9 GB)': 57, 'prefill 2048 tokens': 2082}
     """
     acc = hardware.get(accelerator)
     have = acc.require("memory_bytes")

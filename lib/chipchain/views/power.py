@@ -182,7 +182,7 @@ def buy_vs_rent_explorer():
         fixed = plotting.svg_bars(
             [("depreciation", base.depreciation), ("operations", base.operations), ("facility", base.facility),
              ("energy and cooling at full use", base.variable_per_used_hour * 8760)],
-            unit_format=lambda v: str(units.fmt_dollars(round(v, -1))), xlabel="cost of a year of ownership ($)",
+            unit_format=lambda v: str(units.fmt_dollars(v)), xlabel="cost of a year of ownership ($)",   # as the table
             alt=f"A year of ownership at full use: depreciation {units.fmt_dollars(base.depreciation)}, operations "
                 f"{units.fmt_dollars(base.operations)}, facility {units.fmt_dollars(base.facility)}, energy and "
                 f"cooling {units.fmt_dollars(base.variable_per_used_hour * 8760)}")
