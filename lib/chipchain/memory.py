@@ -223,7 +223,7 @@ def usable_capacity(accelerator, reserve=0.0) -> float:
     >>> usable_capacity("H100", 90e9)
     Traceback (most recent call last):
     ...
-    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB (85.9 GB)): nothing would be left for the model; reserve is in bytes
+    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB = 85.9 GB): nothing would be left for the model; reserve is in bytes
     """
     acc = hardware.get(accelerator)
     cap = acc.require("memory_bytes")

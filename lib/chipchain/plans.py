@@ -111,7 +111,7 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
     >>> search("175B", "A100", 8)                                # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: no plan for GPT-3-175B on 8 × A100-SXM-80GB: none of the 552 valid plans fits in 80 GiB (85.9 GB) per GPU; the smallest needs ... (TP 8 × PP 1 × DP 1, ZeRO-2, full recomputation)
+    ValueError: no plan for GPT-3-175B on 8 × A100-SXM-80GB: none of the 552 valid plans fits in 80 GiB = 85.9 GB per GPU; the smallest needs ... (TP 8 × PP 1 × DP 1, ZeRO-2, full recomputation)
     """
     m = models.get(model)
     c = systems.cluster(cluster, n_gpus)

@@ -102,7 +102,7 @@ def fit_table(needs, names=("H100", "H200", "B200", "MI300X")):
 
     ``needs``: a mapping label → bytes, in order (each row adds to the ones before it, e.g. weights, then a KV
     cache). Capacities are the catalog's binary figures (``memory_bytes``). Columns: ``memory`` (shown as
-    ``80 GiB (85.9 GB)``) and one ``left after <label>`` per need, "short by …" where it does not fit.
+    ``80 GiB = 85.9 GB``) and one ``left after <label>`` per need, "short by …" where it does not fit.
 
     >>> fit_table({"BF16 weights": 140e9}).loc["H200", "left after BF16 weights"]
     '11.4 GB'
