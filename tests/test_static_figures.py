@@ -206,7 +206,7 @@ def test_ch04_zero_tradeoff_memory_is_the_librarys():
     for z, (name, ys) in enumerate(f.data["lines"].items()):
         assert ys == [memory.zero_bytes_per_gpu(175e9, d, z) / 1e9 for d in f.data["dps"]]
     assert f.data["capacity"] == hardware.get("A100").memory_bytes / 1e9
-    assert [t for t, _ in direct_labels(html)] == ["one A100 holds 80 GiB (85.9 GB)"]
+    assert [t for t, _ in direct_labels(html)] == ["one A100 holds 80 GiB = 85.9 GB"]
     assert_no_collisions(html)
 
 

@@ -228,7 +228,7 @@ def test_fits_statements_in_stored_outputs_match_the_binary_capacity():
     need = inference.memory_needed("Llama-2-13B", 4096, 1, "int4", "bf16")
     assert need > 0.75 * 8 * 2**30                                  # so the table's ✗ is right
     recs = glue_records(CH["12"])
-    assert float(recs["ch12_edge_13b_need"].split()[0]) == pytest.approx(need / 1e9, abs=0.01)
+    assert float(recs["ch12_edge_13b_need"].split()[0]) == pytest.approx(need / 1e9, abs=0.05)   # printed to 0.1 GB
 
 
 # --- explorer defaults: glued from the explorer ----------------------------------------------------------------------

@@ -101,7 +101,8 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
 
     Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
     dividing the batch; micro-batch size; ZeRO 0–3 (0–1 with PP, as DeepSpeed allows); recomputation
-    none/selective/full; sequence parallelism on or off (with TP). No interleaving, no CP or EP. ZeRO-0, 1 and 2
+    none/selective/full; sequence parallelism on or off (with TP); for a mixture of experts, expert parallelism
+    over every divisor of DP that divides the experts. No interleaving, no CP. ZeRO-0, 1 and 2
     move the same bytes and sequence parallelism the same traffic, so each is priced once and kept at its least
     memory. Ties in step time are broken by lower memory; with ``distinct_shapes=True`` only the best plan of each
     (TP, PP, micro-batch size) shape is kept. When no plan qualifies it raises ``ValueError`` saying why.
@@ -162,15 +163,16 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                 mb = B // (dp * b)
                 sps = (False, True) if tp > 1 else (False,)
                 zeros = range(2) if pp > 1 else range(4)
-                for rc in activations.RECOMPUTE:
+                eps = [e for e in _divisors(dp) if m.experts % e == 0] if m.is_moe else [1]
+                for rc, ep in ((r, e) for r in activations.RECOMPUTE for e in eps):
                     valid += len(sps) * len(zeros)
                     # within one traffic shape memory only falls with the ZeRO stage and with sequence
                     # parallelism, so the least-memory variant of each shape stands for it
                     for zero in sorted({max(z for z in zeros if z < 3)} | ({3} if 3 in zeros else set())):
                         sp = sps[-1]
-                        L = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero,
+                        L = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero, ep=ep,
                                           sequence_parallel=sp, recompute=rc, microbatches=mb, flash=flash)
-                        plan = (tp, pp, dp, b, zero, rc, sp)
+                        plan = (tp, pp, dp, b, zero, rc, sp, ep)
                         if smallest is None or L.total < smallest[0]:
                             smallest = (L.total, plan)
                         if L.total <= cap:
@@ -180,31 +182,31 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                          f"dividing its {m.heads} heads, PP its {m.layers} layers and DP the {B:,}-sequence batch "
                          f"(micro-batch sizes {', '.join(map(str, bs))})")
     if not fits:
-        tot, (tp, pp, dp, b, zero, rc, sp) = smallest
+        tot, (tp, pp, dp, b, zero, rc, sp, ep) = smallest
         raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {valid:,} valid plans fits "
                          f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(tot)} "
                          f"(TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero}, {rc} recomputation)")
     best: dict = {}                      # one price per traffic shape, at its least memory
-    for tot, (tp, pp, dp, b, zero, rc, sp) in fits:
-        key = (tp, pp, dp, b, rc, zero == 3)
+    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in fits:
+        key = (tp, pp, dp, b, rc, zero == 3, ep)
         if key not in best or tot < best[key][0]:
-            best[key] = (tot, (tp, pp, dp, b, zero, rc, sp))
+            best[key] = (tot, (tp, pp, dp, b, zero, rc, sp, ep))
     # price in order of a lower bound (the average GPU's computation with its bubble, which the step model never
     # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes)
     peak = acc.peak_flops(dtype)
     per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
                  for rc in activations.RECOMPUTE}
     order = []
-    for tot, (tp, pp, dp, b, zero, rc, sp) in best.values():
+    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in best.values():
         if tp not in eta:
             eta[tp] = (predictor.matmul_efficiency(acc, m.hidden / tp, dtype=dtype, framework=fw.name,
                                                    moe=m.is_moe)
                        if efficiency is None else _check.fraction("efficiency", efficiency))
         work = B * m.seq * per_token[rc] / (n * peak * eta[tp])
-        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp)))
+        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp, ep)))
     order.sort(key=lambda x: (x[0], x[1]))
     priced, shapes = [], {}
-    for bound, tot, (tp, pp, dp, b, zero, rc, sp) in order:
+    for bound, tot, (tp, pp, dp, b, zero, rc, sp, ep) in order:
         if distinct_shapes:
             kth = sorted(shapes.values())[k_top - 1] if len(shapes) >= k_top else None
         else:
@@ -212,7 +214,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
         if kth is not None and bound > kth:
             break
         plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
-                             sequence_parallel=sp, recompute=rc)
+                             sequence_parallel=sp, recompute=rc, ep=ep)
         s = steptime.step_time(plan, m, c, efficiency=eta[tp], dtype=dtype, recipe=recipe, framework=fw.name)
         bisect.insort(priced, (s.seconds, tot, len(priced), plan))
         shapes[(tp, pp, b)] = min(shapes.get((tp, pp, b), s.seconds), s.seconds)
