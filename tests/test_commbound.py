@@ -145,7 +145,7 @@ def test_zero_bubble_costs_memory():
     assert S.inflight_microbatches("ZB-H2", 16) == 31 > S.inflight_microbatches("ZB-H1", 16) == 16
 
 
-@pytest.mark.parametrize("call", [lambda: S.bubble("GPipe", 8), lambda: S.bubble("1F1B", 8, w=3),
+@pytest.mark.parametrize("call", [lambda: S.bubble("DualPipe", 7), lambda: S.bubble("1F1B", 8, w=3),
                                   lambda: S.idle_share("1F1B", 8, 0), lambda: S.inflight_microbatches("1F1B", 0)])
 def test_schedules_bad_input(call):
     with pytest.raises(ValueError):

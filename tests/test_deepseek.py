@@ -97,7 +97,7 @@ def test_schedule_memory_of_table_2():
 
 def test_bubble_table_shape():
     t = views.deepseek.bubble_table(16)
-    assert list(t.index) == ["1F1B", "ZB1P", "DualPipe"]
+    assert list(t.index) == ["1F1B", "ZB-H1", "DualPipe"]
     assert t.loc["1F1B", "bubble (units of F)"] == 45
 
 
@@ -206,15 +206,13 @@ def test_unknown_accelerator_is_key_error():
         ds.job_on("H900", 400e12, 2048, 2.0)
 
 
-def test_plot_pipeline_efficiency_lines():
-    import matplotlib
-    matplotlib.use("Agg")
-    ax = views.deepseek.plot_pipeline_efficiency(pp=16, comm=0.5)
-    lines = {l.get_label(): l for l in ax.get_lines()}
-    assert set(lines) == set(ds.SCHEDULES)
-    y = lines["DualPipe"].get_ydata()
-    assert y[-1] == pytest.approx(100 * ds.pipeline_efficiency("DualPipe", 16, 256, comm=0.5))
+def test_pipeline_efficiency_figure_lines():
+    f = views.deepseek.pipeline_efficiency_figure(pp=16, comm=0.5)
+    assert set(f.data["lines"]) == set(ds.SCHEDULES)
+    y = f.data["lines"]["DualPipe"]
+    assert y[-1] == 100 * ds.pipeline_efficiency("DualPipe", 16, 256, comm=0.5)
     assert all(a <= b for a, b in zip(y, y[1:]))
+    assert "<img" not in f._repr_html_()
 
 
 # --- issue 13: properties of every public function (up to 10⁶ GPUs and multi-year runs; each call < 1 s) ---------

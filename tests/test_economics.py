@@ -32,9 +32,11 @@ def test_run_cost_and_the_walkthrough_price_the_running_example_alike():
     # one home for a run's electricity (power.electricity): with no stated PUE, price or host share both read the
     # same data rows (seed 002's PUE 1.4 and $0.12/kWh) and the DGX A100's host share; before, $179 k against $510 k
     from chipchain.walkthrough import Walkthrough
-    w = Walkthrough().step7_electricity()
+    w = Walkthrough(mfu=0.5).step7_electricity()
     c = economics.run_cost(175e9, 2e12, "A100", 0.5, 2.0)
-    assert c.electricity_facility == pytest.approx(w.dollars, rel=1e-12)        # two multiplication orders
+    # the walkthrough bills its wall clock (training + failures); run_cost the training time: the same rate
+    t = compute.training_time(compute.training_flops(175e9, 2e12), 1024, 312e12, 0.5)
+    assert c.electricity_facility * w.seconds / t == pytest.approx(w.dollars, rel=1e-12)
     assert (w.pue, w.price_per_kwh) == (power.fact(power.DEFAULT_PUE), power.fact(power.DEFAULT_PRICE)) == (1.4, 0.12)
 
 

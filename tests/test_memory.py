@@ -256,19 +256,6 @@ def test_sizing_table_recomputes_seed_004():
     assert list(df["int4 weights (GB)"]) == pytest.approx([3.5, 6.5, 35])
 
 
-def test_plot_ledgers_draws_one_bar_per_ledger():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ax = views.memory.plot_ledgers({"a": M.rule_of_thumb_ledger(7e9, "fp32-adam"), "b": M.rule_of_thumb_ledger(7e9)},
-                                   capacity=80e9)
-    assert len(ax.patches) == 2 * 5                          # 2 ledgers × 5 components
-    assert ax.get_xlim()[1] > 140
-    plt.close("all")
-
-
 def test_memory_explorer_renders():
     ex = views.memory.memory_explorer()
     assert isinstance(ex, widgets.Explorable)

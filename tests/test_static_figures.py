@@ -74,7 +74,8 @@ def test_ch14_calibration_figure_two_charts_with_the_librarys_numbers():
     steps, hours = charts
     assert {"measured seconds per step (s, published)", "predicted seconds per step (s)"} <= set(axis_titles(steps))
     assert {"reported GPU-hours (GPU·h)", "predicted GPU-hours (GPU·h)"} <= set(axis_titles(hours))
-    errs = calibration.step_errors()
+    from chipchain import predictor
+    errs = predictor.step_errors()
     assert f.data["steps"] == [(e.name, e.measured, e.predicted) for e in errs]
     runs = calibration.gpu_hours_errors(0.5)
     assert f.data["hours"] == [(e.name, e.reported, e.predicted, e.fixed) for e in runs]
@@ -149,4 +150,332 @@ def test_ch12_transistor_counts_are_the_librarys_and_the_fits_its_doubling_times
         assert f"doubling every {T:.1f} years</li>" in html
     assert "1,980" not in html and ">1980<" in html                # years without a thousands separator
     assert [t for t, _ in direct_labels(html)] == ["V100", "B200"]
+    assert_no_collisions(html)
+
+
+# --- chapters 4 and 11 (issue 28, reader #14): the four matplotlib figures redrawn by the chart system ---------------
+
+def test_ch11_pipeline_efficiency_lines_are_the_deepseek_model():
+    from chipchain import deepseek as ds
+
+    f = views.deepseek.pipeline_efficiency_figure(16, 0.5)
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html
+    assert {"useful compute (%)"} <= set(axis_titles(html))
+    for s in ds.SCHEDULES:
+        assert f.data["lines"][s] == [100 * ds.pipeline_efficiency(s, 16, m, comm=0.5) for m in f.data["microbatches"]]
+        assert f"</span>{s}</li>" in html.split("<svg", 1)[0]               # the key sits above the plot
+    assert html.count("<polyline") == 3
+    assert_no_collisions(html)
+
+
+def test_ch11_bias_balancing_key_is_off_the_data():
+    from chipchain import expert_routing as er
+
+    run = er.simulate_bias_balancing(n_experts=16, top_k=2, tokens=256, steps=40, gamma=0.001)
+    f = views.moe.bias_balancing_figure(run)
+    html = f._repr_html_()
+    legend, svg = html.split("<svg", 1)
+    assert "no bias (router as trained)</li>" in legend and "γ = 0.001" in legend   # reader #14: not drawn on a line
+    assert "<img" not in html and "load above the mean (%)</text>" in html and ">training step</text>" in html
+    assert f.data["with bias"] == [100 * v for v in run.max_violation]
+    assert f.data["no bias"] == [100 * v for v in run.unbiased]
+    assert direct_labels(svg) == []
+
+
+def test_ch11_accumulation_points_are_the_emulations():
+    from chipchain import accumulation
+
+    c = accumulation.compare_promotion((1024, 2048, 4096), acc_bits=14, promote_every=128)
+    f = views.moe.accumulation_figure(c)
+    html = f._repr_html_()
+    assert html.count("<circle") == 9 and "<img" not in html
+    assert {"relative error (%)", "inner dimension K (elements summed)"} <= set(axis_titles(html))
+    assert f.data["14-bit accumulator only"] == [100 * v for v in c.limited]
+    assert f.data["promoted to FP32 every 128"] == [100 * v for v in c.promoted]
+    assert_no_collisions(html)
+
+
+def test_ch04_zero_tradeoff_memory_is_the_librarys():
+    from chipchain import hardware, memory
+
+    f = views.parallel.zero_tradeoff_figure(175e9)
+    html = f._repr_html_()
+    assert html.count("<polyline") == 4 and "<img" not in html
+    assert {"model states per GPU (GB)", "data-parallel degree N_d (GPUs)"} <= set(axis_titles(html))
+    for z, (name, ys) in enumerate(f.data["lines"].items()):
+        assert ys == [memory.zero_bytes_per_gpu(175e9, d, z) / 1e9 for d in f.data["dps"]]
+    assert f.data["capacity"] == hardware.get("A100").memory_bytes / 1e9
+    assert [t for t, _ in direct_labels(html)] == ["one A100 holds 80 GiB = 85.9 GB"]
+    assert_no_collisions(html)
+
+
+def test_pipeline_schedule_chart_shades_the_measured_bubble():
+    from chipchain import pipesim
+
+    html = views.pipelines.schedule_view("1F1B", 4, 8, 8)
+    tl = pipesim.simulate("1F1B", 4, 8)
+    assert 'fill="#d9d9d9"' in html and "idle (bubble)</li>" in html and "<img" not in html
+    assert "27.3 %" in html and tl.idle_share == pytest.approx(3 / 11, rel=1e-12)
+    assert ">stage</text>" in html and "time (units of one forward pass F" in html
+    half = views.pipelines.schedule_view("1F1B", 4, 8, 4)
+    assert ">t = 16.5</text>" in half
+# --- chapters 1, 3 and 5 (issue 28) --------------------------------------------------------------------------------
+def _ch1_roofline():
+    ops = {"element-wise add (FP32)": roofline.elementwise_intensity(),
+           "matmul n=1024 (BF16)": roofline.matmul_intensity(1024, 1024, 1024, 2),
+           "matmul n=256 (BF16)": roofline.matmul_intensity(256, 256, 256, 2)}
+    return views.chip.roofline_figure(["A100", "H100"], "bf16", operators=ops)
+
+
+def _ch5_traffic():
+    from chipchain import attention_io
+
+    return views.attention.hbm_traffic_figure([2 ** e for e in range(8, 17)], d=64,
+                                              sram=attention_io.sram_per_sm("A100") // 2)
+
+
+def _h100_bf16():
+    from chipchain import hardware
+
+    return hardware.get("H100").peak_flops("bf16")
+
+
+FIGURES = {
+    "ch01 roofline": _ch1_roofline,
+    "ch01 own roofline": lambda: views.chip.roofline_figure(["H100"], "fp32",
+                                                            measured=("this computer", 30e9, 15e9)),
+    "ch03 links": lambda: views.comms.links_figure(),
+    "ch03 all-reduce vs size": lambda: views.comms.allreduce_size_figure("DGX-H100", n_gpus=1024),
+    "ch03 scaling": lambda: views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4),
+    "ch05 traffic": _ch5_traffic,
+    "ch05 peak memory": lambda: views.attention.peak_memory_figure(
+        {"N": [256, 512, 1024, 2048], "naive": [1.2e6, 4.5e6, 1.8e7, 7e7], "flash": [6e5, 7e5, 9e5, 1.2e6]}),
+}
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_figures_of_chapters_1_3_5_are_vector_charts_in_the_chart_style(name):
+    """Vector SVG (no raster), the chart CSS that sizes text by the chart's width (≥ 12 px at 1280, ≥ 11 px at 390,
+    measured by the browser check), no text that overrides that size, axis titles with units, alt text, and direct
+    labels that stay inside the chart and do not collide at the phone's text size."""
+    f = FIGURES[name]()
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html and "matplotlib" not in html
+    assert plotting.CHART_CSS in html and 'role="img" aria-label="' in html
+    svg = html.split("<svg", 1)[1]
+    assert "font-size" not in svg.split(">", 1)[1]        # every text at the size the container query picks
+    assert f'font-size="{plotting.FONT_UNITS[0]}"' in svg.split(">", 1)[0]
+    titles = axis_titles(html)
+    assert titles or "(GB/s)" in html, titles               # hbars carry their unit in the x title
+    assert_no_collisions(html)
+    assert str(f) and "<" not in str(f)                     # the plain text nbval compares
+
+
+def test_ch01_roofline_ridges_are_peak_over_bandwidth_from_the_catalog():
+    from chipchain import hardware
+
+    f = _ch1_roofline()
+    html = f._repr_html_()
+    for name, ridge in f.data["ridges"]:
+        acc = hardware.get(name)
+        assert ridge == pytest.approx(acc.peak_flops("bf16") / acc.memory_bandwidth, rel=1e-12)
+        assert f"{name} ridge {ridge:,.0f}" in html
+    assert [round(r) for _, r in f.data["ridges"]] == [153, 295]          # A100 312 / 2.039, H100 989.4 / 3.35
+    # the operators sit on the A100's roof at the library's attainable throughput
+    for label, i, y in f.data["points"]:
+        assert y == pytest.approx(float(roofline.attainable_flops("A100", i, "bf16")) / 1e12)
+    assert {"element-wise add (FP32)", "matmul n=1024 (BF16)", "matmul n=256 (BF16)"} <= {
+        t for t, _ in direct_labels(html)}
+    # the flat roof is the dense BF16 peak, 989.4 TFLOP/s for the H100 (the datasheet)
+    assert max(f.data["lines"][1][2]) == pytest.approx(989.4)
+
+
+def test_ch01_own_roofline_is_the_measured_peak_and_bandwidth():
+    f = views.chip.roofline_figure(["H100"], "fp32", measured=("this computer", 30e9, 15e9))
+    label, xs, ys = f.data["lines"][-1]
+    assert label == "this computer" and max(ys) == pytest.approx(30e9 / 1e12)
+    assert ys[0] == pytest.approx(xs[0] * 15e9 / 1e12)                     # the slope is the bandwidth
+    with pytest.raises(ValueError, match="measured"):
+        views.chip.roofline_figure(["H100"], "fp32", measured=("x", -1, 15e9))
+
+
+def test_ch03_links_bars_are_the_catalogs_per_direction_bandwidths():
+    from chipchain import links
+
+    f = views.comms.links_figure()
+    html = f._repr_html_()
+    assert html.count("<rect") == len(views.comms.CHART_LINKS)
+    for name, per_dir, both in f.data["bars"]:
+        lk = links.get(name)
+        assert (per_dir, both) == (lk.bandwidth_per_direction, lk.bidirectional_bandwidth)
+    got = dict((n, (a, b)) for n, a, b in f.data["bars"])
+    assert got["NVLink4"] == (450e9, 900e9) and got["IB-NDR"][0] == 50e9            # 18 × 25 GB/s; 400 Gb/s
+    # log bars share the axis minimum: lengths keep the log ratios of the values
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', html)]
+    lo = 10 ** math.floor(math.log10(min(a for _, a, _ in f.data["bars"]) / 1e9))
+    ratio = widths[0] / widths[1]
+    want = math.log10(f.data["bars"][0][1] / 1e9 / lo) / math.log10(f.data["bars"][1][1] / 1e9 / lo)
+    assert ratio == pytest.approx(want, rel=5e-3)
+
+
+def test_ch03_allreduce_curves_are_the_alpha_beta_model():
+    from chipchain import comms
+
+    f = views.comms.allreduce_size_figure("DGX-H100", n_gpus=1024)
+    import numpy as np
+
+    for algo, ys in f.data["curves"].items():
+        np.testing.assert_allclose(ys, comms.cluster_allreduce_time(np.array(f.data["sizes"]), "DGX-H100", 1024,
+                                                                    algo), rtol=1e-12)
+    # at 14 GB the figure's fastest agrees with comms.fastest_allreduce (the chapter's table)
+    assert comms.fastest_allreduce(14e9, "H100", 1024)[0] == "double-tree" == f.data["fastest"][-1][1]
+    html = f._repr_html_()
+    assert html.count("<polyline") == len(comms.ALGORITHMS) and "stroke-dasharray" in html   # the tree dashed
+
+
+def test_ch03_scaling_is_the_dp_scaling_curve():
+    f = views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4)
+    df = views.comms.dp_scaling_curve(7e9, f.data["counts"], 4e6, "DGX-H100", _h100_bf16(), 0.4)
+    assert f.data["efficiency"]["NVLink4 + IB-NDR"] == pytest.approx(list(df["efficiency"]), rel=1e-11)
+    assert f.data["counts"][-1] * 2048 <= 4e6 < f.data["counts"][-1] * 2 * 2048   # one sequence per GPU at most
+    assert all(0 < e <= 1 for v in f.data["efficiency"].values() for e in v)
+
+
+def test_ch05_traffic_counts_equal_the_io_model():
+    from chipchain import attention_io
+
+    f = _ch5_traffic()
+    m = attention_io.sram_per_sm("A100") // 2
+    assert f.data["m_over_d"] == m / 64 == 1536
+    for n, fl, st in zip(f.data["ns"], f.data["flash"], f.data["standard"]):
+        assert fl == attention_io.flash_hbm_accesses(n, 64, m) * 2
+        assert st == attention_io.standard_hbm_accesses(n, 64, m) * 2
+    i = f.data["ns"].index(1024)
+    assert f.data["flash"][i] == 8 * 1024 * 64 * 2          # the chapter's 8Nd elements at N = 1,024, BF16
+    assert "N = M/d = 1,536" in [t for t, _ in direct_labels(f._repr_html_())]
+
+
+def test_ch05_peak_memory_models_are_the_librarys():
+    from chipchain import attention
+
+    f = FIGURES["ch05 peak memory"]()
+    for n, v in zip(f.data["ns"], f.data["naive_model"]):
+        assert v == (2 * n * n + n * 64) * 8 == attention.naive_extra_memory(n, 64, bytes_per_element=8)
+    assert f._repr_html_().count("<circle") == 8 and "standard, measured</li>" in f._repr_html_()
+def _is_vector_chart(html, n=1):
+    assert html.count('<figure class="cc-chart"') == n and "<svg" in html
+    assert "<img" not in html and "matplotlib" not in html and "data:image" not in html
+
+
+def test_ch02_generation_growth_is_the_generation_tables_multiples():
+    f = views.landscape.generation_growth_figure()
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert "multiple of the A100-SXM-80GB (×)" in axis_titles(html)
+    df = views.landscape.generation_table()
+    want = {"dense BF16 peak": "compute x first", "memory capacity": "memory x first",
+            "memory bandwidth": "bandwidth x first"}
+    assert [q for q, _ in f.data["series"]] == list(want)
+    for q, ys in f.data["series"]:
+        assert ys == [float(v) for v in df[want[q]]]
+        assert ys[0] == 1.0                                      # each quantity relative to the first part
+        assert f"</span>{q}</li>" in html
+    # the published ratios (catalog): B200 dense BF16 2,250 / A100 312 = 7.21; 8 TB/s / 2.039 TB/s = 3.92
+    assert dict(f.data["series"])["dense BF16 peak"][-1] == pytest.approx(2250 / 312, rel=1e-12)
+    assert html.count("<circle") == 3 * len(df)
+    assert {"7.21×", "2.25×", "3.92×"} == {t for t, _ in direct_labels(html)}
+    assert ">A100 (2020)<" in html and ">B200 (2024)<" in html
+    assert_no_collisions(html)
+
+
+def test_ch06_ledger_card_line_is_the_catalogs_binary_capacity():
+    from chipchain import hardware, memory
+
+    led = {"pure FP32 + Adam": memory.rule_of_thumb_ledger(7e9, "fp32-adam"),
+           "mixed precision + Adam": memory.rule_of_thumb_ledger(7e9, "mixed-adam")}
+    f = views.memory.ledgers_figure(led, "H100")
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    cap = hardware.get("H100").memory_bytes
+    assert f.data["capacity"] == cap == 80 * 2**30                  # an "80 GB" card holds 80 GiB (reader #6)
+    assert "one H100, 80 GiB = 85.9 GB" in html and "80.0 GB" not in html
+    assert [t for _, t in f.data["totals"]] == [sum(d.values()) for d in led.values()]
+    assert ">pure FP32 + Adam: 140 GB<" in html and ">mixed precision + Adam: 126 GB<" in html
+    # the marker sits where the bars' own scale puts 85.9 GB: bar widths are proportional to bytes
+    rects = [(float(x), float(w)) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', html)]
+    n0 = len(led["pure FP32 + Adam"])
+    assert len(rects) == sum(len(d) for d in led.values())        # one segment per component of each ledger
+    x0 = rects[0][0]
+    end_fp32 = rects[n0 - 1][0] + rects[n0 - 1][1] - x0
+    line_x = float(re.search(r'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="#000" stroke-width="2.5"',
+                             html).group(1)) - x0
+    assert line_x / end_fp32 == pytest.approx(cap / f.data["totals"][0][1], abs=2e-3)
+
+
+def test_ch06_timeline_peak_is_the_timelines_and_the_card_the_catalogs():
+    from chipchain import hardware, timeline
+
+    tl = timeline.step_timeline("Llama-3-8B", seq=8192, dp=8, zero=1, recompute="selective")
+    f = views.memory.memory_timeline_figure(tl, "H100")
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert {"memory per GPU (GB)"} <= set(axis_titles(html))
+    assert f.data["peak"] == tl.peak and f.data["peak_label"] == "loss (end of forward)"
+    assert f.data["capacity"] == hardware.get("H100").memory_bytes
+    assert html.count("<polygon") == len(timeline.COMPONENTS)     # one filled band per component
+    # the drawn path drops only points through which every band runs straight: read at each event, the top of
+    # the stack is that event's total (GB), the loss included
+    xs, tops = f.data["path"]
+    assert len(xs) < len(tl.labels) / 4                           # a few dozen points, not hundreds, per view
+    for e, total in enumerate(tl.totals):
+        k = next(j for j in range(1, len(xs)) if xs[j] >= e)
+        t = (e - xs[k - 1]) / (xs[k] - xs[k - 1])
+        assert tops[-1][k - 1] + t * (tops[-1][k] - tops[-1][k - 1]) == pytest.approx(total / 1e9, rel=1e-9)
+    for comp in timeline.COMPONENTS:
+        assert f"</span>{comp}</li>" in html
+    labels = {t for t, _ in direct_labels(html)}
+    assert {f"peak {tl.peak / 1e9:,.1f} GB: loss (end of forward)", "H100: 85.9 GB", "forward", "backward",
+            "optimizer"} <= labels
+    assert_no_collisions(html)
+
+
+def test_ch12_moore_projection_ends_where_the_doubling_times_put_it():
+    from chipchain import moore
+
+    f = views.inference.moore_projection_figure((2, 3, 4), 2015, (2005, 2035))
+    html = f._repr_html_()
+    _is_vector_chart(html)
+    assert "transistors per chip, relative to 2015 (×)" in axis_titles(html)
+    # twenty years: 2^10 = 1,024 at two years, 2^5 = 32 at four, 2^(20/3) ≈ 101.6 at three
+    ends = dict(f.data["at_end"])
+    assert ends[2.0] == 1024.0 and ends[4.0] == 32.0 and ends[3.0] == pytest.approx(2 ** (20 / 3), rel=1e-12)
+    nodes = [(n.name, n.volume_year) for n in moore.all_process_nodes()]
+    assert f.data["nodes"] == nodes
+    labels = {t for t, _ in direct_labels(html)}
+    assert {f"TSMC {n}" for n, _ in nodes} <= labels
+    assert ">2020<" in html and "2,020" not in html
+def test_lab1_alpha_beta_figure_plots_the_measurement_and_the_ring_model():
+    """L1's figure (was matplotlib): the measured dots as given, and the model line equal to chapter 3's ring
+    all-reduce time with the fitted α and β, solid over the sizes it was fitted on and dashed below."""
+    from chipchain import comms
+
+    sizes = [4 << 10 << 2 * k for k in range(7)]                      # 4 KiB … 16 MiB, steps of four
+    four = [1e-3 * (6 + m / 4e8) for m in sizes]
+    two = [1e-3 * (1 + m / 6e8) for m in sizes]
+    alpha, beta = 1.28e-3, 3.77e8
+    f = views.labs.alpha_beta_figure({"measured, 4 ranks": (sizes, four), "measured, 2 ranks": (sizes, two)},
+                                     alpha, beta, 4, fit_from=1 << 20)
+    html = f._repr_html_()
+    assert html.count('<figure class="cc-chart"') == 1 and "<img" not in html and "matplotlib" not in html
+    assert {"message size M (bytes)", "all-reduce time (ms)"} <= set(axis_titles(html))
+    assert html.count("<circle") == 2 * len(sizes)
+    assert [(label, m) for label, m, _ in f.data["points"]] == [(k, m) for k in ("measured, 4 ranks",
+                                                                               "measured, 2 ranks") for m in sizes]
+    for m, t in f.data["model"]:
+        assert t == comms.ring_allreduce_time(m, 4, beta, alpha)
+    assert ">4 KiB<" in html and ">16 MiB<" in html                   # the lab's binary sizes on the axis
+    legend = html.split("<svg", 1)[0]
+    assert "α–β model, 4 ranks, fitted to sizes ≥ 1 MiB</li>" in legend and "measured, 2 ranks</li>" in legend
+    assert html.count('stroke-dasharray') >= 1                       # the model below the fitted sizes, dashed
     assert_no_collisions(html)

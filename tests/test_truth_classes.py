@@ -228,7 +228,7 @@ def test_fits_statements_in_stored_outputs_match_the_binary_capacity():
     need = inference.memory_needed("Llama-2-13B", 4096, 1, "int4", "bf16")
     assert need > 0.75 * 8 * 2**30                                  # so the table's ✗ is right
     recs = glue_records(CH["12"])
-    assert float(recs["ch12_edge_13b_need"].split()[0]) == pytest.approx(need / 1e9, abs=0.01)
+    assert float(recs["ch12_edge_13b_need"].split()[0]) == pytest.approx(need / 1e9, abs=0.05)   # printed to 0.1 GB
 
 
 # --- explorer defaults: glued from the explorer ----------------------------------------------------------------------
@@ -248,10 +248,10 @@ def test_chapter7_goodput_explorer_default_is_the_prose_default():
 
 
 def test_chapter14_step_explorer_default_is_the_prose_default():
-    from chipchain import calibration, published_runs, views
+    from chipchain import predictor, published_runs, views
     ex = views.calibration.step_explorer()
     name, loo = _default(ex, "name"), _default(ex, "leave_one_out")
-    e = next(e for e in calibration.step_errors(leave_one_out=loo) if e.name == name)
+    e = next(e for e in predictor.step_errors("family" if loo else "none") if e.name == name)
     recs = glue_records(CH["14"])
     assert recs["ch14_xd_name"] == published_runs.get(name).run
     assert float(recs["ch14_xd_step"]) == pytest.approx(e.prediction.seconds, rel=1e-9)

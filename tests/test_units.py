@@ -69,8 +69,18 @@ def test_bytes_per_element_is_the_one_table():
 def test_capacity_is_shown_binary_first_with_decimal_beside_it():
     """Conventions: an "80 GB" H100 holds 80 GiB = 85.9 GB (nvidia-smi: 81,920 MiB on the A100 80GB); the H100's
     228 KiB of shared memory per SM is 233 kB."""
-    assert units.fmt_capacity(80 * units.GiB) == "80 GiB (85.9 GB)"
-    assert units.fmt_capacity(81_920 * units.MiB) == "80 GiB (85.9 GB)"
-    assert units.fmt_capacity(228 * units.KiB) == "228 KiB (233 kB)"
+    assert units.fmt_capacity(80 * units.GiB) == "80 GiB = 85.9 GB"
+    assert units.fmt_capacity(81_920 * units.MiB) == "80 GiB = 85.9 GB"
+    assert units.fmt_capacity(228 * units.KiB) == "228 KiB = 233 kB"
     with pytest.raises(ValueError, match="nbytes"):
         units.fmt_capacity(-1)
+
+
+def test_a_capacity_in_brackets_never_nests_brackets():
+    """The reader's pass (finding 27) saw "(80 GiB (85.9 GB))": the formatter carries no brackets of its own, so any
+    caller's "(…)" around it is the only pair; the decimal figure is still beside the binary one."""
+    for n in (80 * units.GiB, 141 * units.GiB, 50 * units.MiB, 228 * units.KiB, 2.8e12):
+        text = str(units.fmt_capacity(n))
+        assert "(" not in text and ")" not in text, text
+        binary, decimal = text.split(" = ")
+        assert "iB" in binary and "iB" not in decimal, text

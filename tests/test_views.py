@@ -213,44 +213,6 @@ def _text_boxes(ax, renderer):
     return boxes
 
 
-def test_fig1_roofline_labels_do_not_collide():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    v = chipchain.views.chip
-    ops = {"element-wise add (FP32)": roofline.elementwise_intensity(),
-           "matmul n=1024 (BF16)": roofline.matmul_intensity(1024, 1024, 1024, 2),
-           "matmul n=256 (BF16)": roofline.matmul_intensity(256, 256, 256, 2)}
-    ax = v.plot_roofline(["A100", "H100"], "bf16", operators=ops)
-    ax.figure.canvas.draw()
-    r = ax.figure.canvas.get_renderer()
-    boxes = _text_boxes(ax, r) + [("legend", ax.get_legend().get_window_extent(r))]
-    assert not _overlaps(boxes)
-    plt.close("all")
-
-
-def test_fig10_legend_sits_outside_the_bars():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from chipchain import memory
-
-    v = chipchain.views.memory
-    ax = v.plot_ledgers({"pure FP32 + Adam": memory.rule_of_thumb_ledger(7e9, "fp32-adam"),
-                         "mixed precision + Adam": memory.rule_of_thumb_ledger(7e9, "mixed-adam")},
-                        capacity=80e9, capacity_label="one 80 GB card")
-    ax.figure.canvas.draw()
-    r = ax.figure.canvas.get_renderer()
-    legend = ax.get_legend().get_window_extent(r)
-    bars = [p.get_window_extent(r) for p in ax.patches]
-    assert not _overlaps([("legend", legend)] + [(f"bar{i}", b) for i, b in enumerate(bars)])
-    assert not _overlaps(_text_boxes(ax, r))
-    plt.close("all")
-
-
 def test_fig17_rule_plane_labels_do_not_collide():
     import matplotlib
 

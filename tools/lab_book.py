@@ -17,6 +17,9 @@ which
 - every exercise's solution becomes a collapsed ``{dropdown}``: the reader sees "Solution" and clicks to open it;
 - the website-only "Run this chapter" line is dropped, and the code of cells the website hides (``remove-cell``,
   ``hide-input``, ``remove-input``) is collapsed (``jupyter.source_hidden``);
+- every stored explorer and "Predict first" control gets a note above it saying that it is the stored view and
+  does not respond until its cell has run (a widget restored from the notebook's saved state looks live but has no
+  kernel behind it); running the cell replaces the note;
 
 and then signs each copy as trusted for the user running it (what ``jupyter trust`` does), so that stored SVG and HTML
 outputs — figures, tables, explorables' last views — display without re-running. ``--serve`` then starts JupyterLab
@@ -188,8 +191,9 @@ class Renderer:
         return self.term_markup(text, entry)
 
     def term_markup(self, text: str, entry: tuple[str, str]) -> str:
-        """A resolved glossary term: a link to the glossary page written beside the chapters."""
-        return f"[{text}]({self.up}glossary.md)"
+        """A resolved glossary term: a link to the term's entry on the glossary page written beside the chapters
+        (an anchor per entry, :func:`term_anchor`, so the page opens at the term, not at its top)."""
+        return f"[{text}]({self.up}glossary.md#{term_anchor(entry[0])})"
 
     def cite(self, kind: str, content: str) -> str:
         parts = []
@@ -341,10 +345,43 @@ def rendered(nb: dict, r: Renderer) -> dict:
     return {**nb, "cells": cells}
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: said on every stored explorer and "Predict first" control in the JupyterLab copy (issue 28 item 4): before its cell
+#: has run, a control shows its stored view and does not respond; running the cell replaces the note with a live one
+STALE_NOTE = ("Stored view: these controls do not respond until the cell has run. Run the cells above first "
+              "(Run ▸ Run All Above Selected Cell), then this one (Shift+Enter).")
+
+
+def stale_note() -> dict:
+    """The output put above a stored widget view: plain text and the same line as HTML, in the book's grey."""
+    html = ('<p class="cc-stale" style="margin:.2em 0 .4em;padding:.3em .6em;border-left:3px solid #E69F00;'
+            f'background:#fff8e6;color:#333;font-size:.9em">▶ {STALE_NOTE}</p>')
+    return {"output_type": "display_data", "metadata": {}, "data": {"text/plain": STALE_NOTE, "text/html": html}}
+
+
+def mark_stale_widgets(nb: dict) -> dict:
+    """``nb`` with :func:`stale_note` above every stored widget view (explorers, "Predict first" questions)."""
+    for cell in nb["cells"]:
+        outputs = cell.get("outputs") or []
+        if cell["cell_type"] == "code" and any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
+            cell["outputs"] = [stale_note()] + outputs
+    return nb
+
+
 def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "") -> tuple[dict, list[str]]:
-    """The notebook with its Markdown rendered for JupyterLab and its hidden code collapsed; plus what stayed raw."""
+    """The notebook with its Markdown rendered for JupyterLab, its hidden code collapsed and its stored controls
+    marked as stored (:func:`mark_stale_widgets`); plus what stayed raw."""
     r = Renderer(glue_values(nb), terms, refs, depth, name)
-    return rendered(nb, r), r.unresolved
+    return mark_stale_widgets(rendered(nb, r)), r.unresolved
+
+
+def term_anchor(term: str) -> str:
+    """The HTML id of a glossary entry in the reader's copy: ``"Liquid cooling"`` → ``term-liquid-cooling``.
+
+    >>> term_anchor("Liquid cooling"), term_anchor("FP8 (E4M3)")
+    ('term-liquid-cooling', 'term-fp8-e4m3')
+    """
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
 
 
 def glossary_page(terms: dict, refs: dict) -> str:
@@ -357,7 +394,7 @@ def glossary_page(terms: dict, refs: dict) -> str:
         seen.add(first)
         aliases = sorted({t for t, e in terms.items() if e[0] == first and t != first.lower()})
         names = first + "".join(f" / {a}" for a in aliases)
-        lines += [f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
+        lines += [f"({term_anchor(first)})=", f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
     return "\n".join(lines)
 
 

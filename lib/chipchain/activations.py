@@ -43,7 +43,8 @@ def check_split(tp, heads, hidden, model=None) -> int:
     return t
 
 
-def activation_bytes_per_layer(seq, microbatch, hidden, heads, tp=1, sequence_parallel=False, recompute="none") -> float:
+def activation_bytes_per_layer(seq, microbatch, hidden, heads, tp=1, sequence_parallel=False, recompute="none",
+                               flash=False) -> float:
     """Activation bytes one transformer layer keeps for the backward pass (Korthikanti et al. 2022, Table 2).
 
     With s = ``seq``, b = ``microbatch`` (the micro-batch size, sequences), h = ``hidden``, a = ``heads``, t = ``tp``:
@@ -53,6 +54,8 @@ def activation_bytes_per_layer(seq, microbatch, hidden, heads, tp=1, sequence_pa
     * tensor + sequence parallel: sbh(34/t + 5as/(ht))
     * ``recompute="selective"`` drops the 5as/h attention-score term: sbh(10 + 24/t), or 34sbh/t with sequence
       parallelism
+    * ``flash=True`` (FlashAttention: the scores are never written out, only the softmax statistics) drops the
+      5as/h term as selective recomputation does (Dao et al. 2022)
     * ``recompute="full"`` keeps only each layer's input, 2sbh (Table 2); with sequence parallelism that input is
       itself split along the sequence, 2sbh/t (as Megatron-LM stores it) — without that split, full recomputation
       would keep *more* than selective for t > 17.
@@ -77,19 +80,20 @@ def activation_bytes_per_layer(seq, microbatch, hidden, heads, tp=1, sequence_pa
     check_split(t, a, h)
     _check.flag("sequence_parallel", sequence_parallel)
     rc = _check.choice("recompute", recompute, RECOMPUTE)
+    _check.flag("flash", flash)
     sbh = float(s) * b * h
     if rc == "full":
         return 2 * sbh / (t if sequence_parallel else 1)
     linear = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
-    scores = 0.0 if rc == "selective" else 5.0 * a * s / (h * t)
+    scores = 0.0 if rc == "selective" or flash else 5.0 * a * s / (h * t)
     return sbh * (linear + scores)
 
 
 def activation_bytes_per_stage(seq, microbatch, hidden, heads, layers, pp=1, tp=1, sequence_parallel=False,
-                               recompute="none", microbatches=None, virtual_stages=1) -> float:
+                               recompute="none", microbatches=None, virtual_stages=1, flash=False) -> float:
     """Activation bytes on the busiest pipeline stage (the first) under the 1F1B schedule.
 
-    The first stage holds L/p layers for min(p, m) micro-batches in flight, i.e. about L layers' worth when
+    The first stage holds L/p layers (⌈L/p⌉ when p does not divide L) for min(p, m) micro-batches in flight, i.e. about L layers' worth when
     m ≥ p; the interleaved schedule with v virtual stages multiplies this by (1 + (p − 1)/(p·v)) (Korthikanti et al.
     2022, §4.2.3). ``microbatches`` m defaults to p. Embedding and output-layer activations are left out (the paper
     finds them small). Result in bytes.
@@ -104,12 +108,13 @@ def activation_bytes_per_stage(seq, microbatch, hidden, heads, layers, pp=1, tp=
     l = _check.integer("layers", layers)
     p = _check.integer("pp", pp)
     v = _check.integer("virtual_stages", virtual_stages)
-    if l % p:
-        raise ValueError(f"pp ({p}) must divide layers ({l}): each pipeline stage holds whole layers")
+    if p * v > l:
+        raise ValueError(f"pp × virtual_stages ({p} × {v}) exceeds layers ({l}): every stage holds whole layers")
     m = p if microbatches is None else _check.integer("microbatches", microbatches)
-    per_layer = activation_bytes_per_layer(seq, microbatch, hidden, heads, tp, sequence_parallel, recompute)
+    per_layer = activation_bytes_per_layer(seq, microbatch, hidden, heads, tp, sequence_parallel, recompute, flash)
     factor = 1.0 + (p - 1) / (p * v) if v > 1 else 1.0
-    return per_layer * (l / p) * min(p, m) * factor
+    first = -(-l // (p * v)) * v if l % (p * v) else l / p      # the first stage takes the extra layers
+    return per_layer * first * min(p, m) * factor
 
 
 def checkpointed_activation_bytes(layers, every, layer_bytes, boundary_bytes) -> float:

@@ -21,6 +21,7 @@ from . import _check, _data, hardware, models
 __all__ = [
     "SRAM_KINDS", "sram_per_sm", "block_sizes", "dao_block_sizes", "standard_hbm_accesses", "flash_hbm_accesses", "theorem2_standard",
     "theorem2_flash", "score_matrix_bytes", "attention_activation_bytes", "AttentionStep", "running_example",
+    "TileStep", "flash_tile_steps",
 ]
 
 #: what an SM offers a kernel, by kind: ``"l1_shared"`` the combined L1 data cache and shared memory (the SRAM per
@@ -154,6 +155,62 @@ def flash_hbm_accesses(n, d, sram=None, block_q=None, block_k=None, causal=False
     else:
         bq, bk = _block("block_q", block_q), _block("block_k", block_k)
     return n * d + _loaded_keys(n, nk, bq, bk, causal) * (d + dv) + n * dv
+
+
+@dataclass(frozen=True)
+class TileStep:
+    """One step of :func:`flash_tile_steps`: Q block ``i`` (rows ``q_rows``, a half-open range) and K/V block ``j``
+    (rows ``k_rows``) sit in SRAM (``None`` for the final state); ``loaded`` the elements this step moved between
+    HBM and SRAM (reads of Q_i, K_j, V_j; the write of O_i when the row of blocks ends); ``total`` the elements
+    moved so far."""
+
+    i: int | None
+    j: int | None
+    q_rows: tuple | None
+    k_rows: tuple | None
+    loaded: int
+    total: int
+    writes_output: bool
+
+
+def flash_tile_steps(n, d, sram=None, block_q=None, block_k=None) -> list:
+    """FlashAttention's forward pass for one head, tile by tile, in FlashAttention-2's loop order (Dao 2023):
+    the **outer** loop runs over Q blocks (B_r rows, loaded once with its output accumulator), the **inner** loop
+    over K/V blocks (B_c rows each, loaded for every Q block). Step (i, j) loads K_j and V_j (2·B_c·d elements),
+    plus Q_i (B_r·d) when j = 0; the last j of a row writes O_i (B_r·d). The list starts with the state before any
+    load and ends with every block done; its last ``total`` equals :func:`flash_hbm_accesses` (no mask).
+
+    ``n`` sequence length, ``d`` head dimension; ``sram`` (elements; tiles from :func:`block_sizes`) or both
+    ``block_q`` and ``block_k``. At most 4,096 steps.
+
+    >>> st = flash_tile_steps(1024, 64, block_q=256, block_k=256)
+    >>> len(st), st[1].loaded, st[-1].total == flash_hbm_accesses(1024, 64, block_q=256, block_k=256)
+    (17, 49152, True)
+    """
+    n = _check.integer("n", n)
+    d = _check.integer("d", d)
+    if sram is not None:
+        if block_q is not None or block_k is not None:
+            raise ValueError("give either sram or block_q and block_k, not both")
+        bq, bk = block_sizes(d, sram)
+    elif block_q is None or block_k is None:
+        raise ValueError("give sram, or both block_q and block_k")
+    else:
+        bq, bk = _block("block_q", block_q), _block("block_k", block_k)
+    tr, tc = -(-n // bq), -(-n // bk)
+    if tr * tc > 4096:
+        raise ValueError(f"{tr} × {tc} = {tr * tc:,} tile steps is too many to list (at most 4,096): use larger "
+                         f"blocks or a shorter n than {n:,}")
+    out, total = [TileStep(None, None, None, None, 0, 0, False)], 0
+    for i in range(tr):
+        q = (i * bq, min(n, (i + 1) * bq))
+        for j in range(tc):
+            k = (j * bk, min(n, (j + 1) * bk))
+            last = j == tc - 1
+            loaded = 2 * (k[1] - k[0]) * d + ((q[1] - q[0]) * d if j == 0 else 0) + ((q[1] - q[0]) * d if last else 0)
+            total += loaded
+            out.append(TileStep(i, j, q, k, loaded, total, last))
+    return out
 
 
 def standard_hbm_accesses(n, d, sram=None) -> int:

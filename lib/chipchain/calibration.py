@@ -1,5 +1,6 @@
-"""The book's model against published training runs: implied MFU, the conventions papers mix, and a step-time
-predictor built from the library's own pieces.
+"""The book's model against published training runs, top-down: the MFU a run's GPU-hours imply, the FLOP
+conventions papers mix, and the ranges comparable runs give (the bottom-up step-time predictor is
+:mod:`chipchain.predictor`).
 
 The runs are the registry :mod:`chipchain.published_runs` (``data/published_runs.csv``; look them up there:
 ``published_runs.get``, ``runs``, ``names``; :func:`implied_mfu` is this module's): whole runs with GPU-hours, fully
@@ -12,16 +13,12 @@ specified step configurations with a measured time per iteration, and configurat
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
 
-from . import _check, _data, comms, compute, hardware, models, parallel, published_runs, systems
-from .published_runs import Run
+from . import _check, _data, compute, hardware, models, published_runs
 
 __all__ = ["conflicts", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
-           "rescale_peak", "StepPrediction", "predict_step", "matmul_efficiency", "StepError", "step_errors",
-           "same_generation", "mfu_range", "HoursError", "gpu_hours_errors"]
+           "rescale_peak", "same_generation", "mfu_range", "HoursError", "gpu_hours_errors"]
 
 def _median(values) -> float:
     """The median of an iterable of numbers (kept here: the statistics module costs 20 ms of import time)."""
@@ -123,168 +120,6 @@ def rescale_peak(mfu, accelerator, *, source_dtype="bf16", target_dtype="fp8", s
     u = _check.values("mfu", mfu, _check.positive)
     a = hardware.get(accelerator)
     return _check.result(u * a.peak_flops(source_dtype, source_sparse) / a.peak_flops(target_dtype, target_sparse))
-
-
-# --- the step-time predictor ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class StepPrediction:
-    """One training step, predicted (s): compute (model FLOPs), recomputation, pipeline bubble and exposed
-    communication; ``seconds`` is their sum; ``mfu`` and ``hfu`` follow from it."""
-
-    seconds: float
-    compute: float
-    recompute: float
-    bubble: float
-    exposed_comm: float
-    comm: tuple                 #: chipchain.parallel.CommRow per kind of traffic (before overlap)
-    mfu: float
-    hfu: float
-    efficiency: float           #: achievable-matmul efficiency used (fraction of the dense peak)
-    plan: parallel.Plan
-
-
-def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, seq=None, microbatch=1,
-                 recompute="selective", sequence_parallel=True, virtual_stages=1, efficiency=None, dtype="bf16",
-                 dp_overlap=0.0) -> StepPrediction:
-    """Seconds per training step of a TP × PP × DP plan, from the library's pieces:
-
-    T = F_hw / (n · peak · η) · (1 + bubble) + T_TP + T_PP + (1 − ``dp_overlap``) · T_DP
-
-    F_hw: :func:`flops_per_token` (6N + attention, plus the recomputation) × ``batch`` (the global batch, sequences
-    per optimizer step) × ``seq``; η the
-    achievable-matmul efficiency (:func:`matmul_efficiency`, fitted on published configurations, unless given);
-    bubble :func:`chipchain.parallel.bubble_fraction` (1F1B, ``virtual_stages`` chunks); traffic
-    :func:`chipchain.parallel.communication` (α–β over the cluster's links from :func:`chipchain.systems.cluster`).
-    Overlap stated: tensor- and pipeline-parallel traffic is on the critical path (Megatron-LM); data-parallel
-    traffic overlaps with the backward pass by ``dp_overlap`` (default none). ``model``: registry name or
-    :func:`chipchain.models.custom`; ``accelerator``: accelerator or node name.
-
-    Korthikanti et al. 2022's 175B on 64 A100 (13.75 s measured):
-
-    >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64)
-    >>> round(p.seconds, 1), round(p.mfu, 2)
-    (14.2, 0.5)
-    """
-    m = models.get(model)
-    if seq is not None and _check.integer("seq", seq) != m.seq:
-        m = dataclasses.replace(m, seq=seq)
-    c = systems.cluster(accelerator, _check.integer("n_gpus", n_gpus))
-    t, p = _check.integer("tp", tp), _check.integer("pp", pp)
-    b, mb = _check.integer("batch", batch), _check.integer("microbatch", microbatch)
-    if c.n_gpus % (t * p):
-        raise ValueError(f"n_gpus={n_gpus} is not a multiple of tp × pp = {t * p}")
-    dp = c.n_gpus // (t * p)
-    if b % (dp * mb):
-        raise ValueError(f"batch={b} is not a multiple of dp × microbatch = {dp} × {mb}")
-    plan = parallel.Plan(tp=t, pp=p, dp=dp, zero=1, microbatches=b // (dp * mb), microbatch=mb,
-                         virtual_stages=virtual_stages, sequence_parallel=sequence_parallel, recompute=recompute)
-    peak = c.accelerator.peak_flops(dtype)
-    eta = (matmul_efficiency(c.accelerator, m.hidden / t) if efficiency is None
-           else _check.fraction("efficiency", efficiency))
-    tokens = b * m.seq
-    model_f = tokens * flops_per_token(m, convention="6N+attention")
-    hw = tokens * flops_per_token(m, convention="6N+attention" if recompute == "none" else f"hardware-{recompute}")
-    rate = c.n_gpus * peak * eta
-    bub = parallel.bubble_fraction(p, plan.microbatches, plan.virtual_stages) * hw / rate
-    rows = parallel.communication(plan, m, c)
-    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
-    exposed = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
-        dp_s, _check.probability("dp_overlap", dp_overlap), hw / rate)
-    secs = hw / rate + bub + exposed
-    return StepPrediction(secs, model_f / rate, (hw - model_f) / rate, bub, exposed, rows,
-                          model_f / (secs * c.n_gpus * peak), hw / (secs * c.n_gpus * peak), eta, plan)
-
-
-def _predict(run: Run, efficiency) -> StepPrediction:
-    p = run.plan
-    return predict_step(run.model, run.accelerator, run.n_gpus, tp=p["tp"], pp=p["pp"], batch=p["batch"],
-                        seq=p["seq"], microbatch=p["microbatch"], recompute=p["recompute"],
-                        sequence_parallel=p["sequence_parallel"], virtual_stages=p["virtual_stages"],
-                        efficiency=efficiency, dtype=run.dtype)
-
-
-@lru_cache(maxsize=None)
-def _row_efficiency(name: str) -> float:
-    """The η that makes :func:`predict_step` reproduce one step row's measured time exactly."""
-    r = published_runs.get(name)
-    p1 = _predict(r, 1.0)
-    compute = p1.seconds - p1.exposed_comm
-    return compute / max(r.step_seconds - p1.exposed_comm, 1e-9 * r.step_seconds)
-
-
-#: GEMM width (hidden / tp, per GPU) at which the achievable efficiency is half its large-matrix value: narrow
-#: per-GPU matrices run further below peak (tile and wave quantisation, memory-bound epilogues). One shape
-#: constant for every part, chosen on the 14 fully specified rows of ``published_runs.csv`` (a grid 0–700 by the
-#: leave-one-out median error; 300 is in-sample for this one constant, the per-part η is left out row by row).
-GEMM_HALF_WIDTH = 300.0
-
-
-def _width(run: Run) -> float:
-    return run.model.hidden / run.plan["tp"]
-
-
-def matmul_efficiency(accelerator, width=None, exclude=()) -> float:
-    """Achievable-matmul efficiency η of ``accelerator`` (fraction of its dense peak) for per-GPU GEMMs ``width``
-    wide (hidden / tp): η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`); ``width=None`` gives η∞.
-
-    η∞ is the median, over the fully specified step rows of ``data/published_runs.csv`` run on that part (minus
-    the ids in ``exclude``), of the η∞ that reproduces each row's measured time; with no row for the part, the
-    median over every part's rows.
-
-    >>> 0.6 < matmul_efficiency("A100") < 0.9, matmul_efficiency("A100", 768) < matmul_efficiency("A100", 3200)
-    (True, True)
-    """
-    a = hardware.get(accelerator)
-    drop = {exclude} if isinstance(exclude, str) else set(exclude)
-    pool = [r for r in published_runs.runs() if r.fully_specified and r.name not in drop]
-    use = [r for r in pool if r.accelerator is a] or pool
-    if not use:
-        raise ValueError(f"no published step rows left to fit an efficiency for {a.name} after exclude={exclude!r}")
-    inf = _median(_row_efficiency(r.name) * (_width(r) + GEMM_HALF_WIDTH) / _width(r) for r in use)
-    if width is None:
-        return inf
-    w = _check.positive("width", width)
-    return inf * w / (w + GEMM_HALF_WIDTH)
-
-
-@dataclass(frozen=True)
-class StepError:
-    """One fully specified row: measured and predicted seconds per step, relative error (predicted / measured −
-    1), the efficiency used and the rows it was fitted on."""
-
-    name: str
-    family: str
-    accelerator: str
-    measured: float
-    predicted: float
-    error: float
-    efficiency: float
-    fitted_on: tuple
-    prediction: StepPrediction
-
-
-def step_errors(leave_one_out=True) -> tuple:
-    """:func:`predict_step` against every fully specified row; with ``leave_one_out`` (the default) each row's
-    efficiency η∞ is fitted on the *other* rows of its accelerator, so no row is predicted by a constant fitted on it
-    (:data:`GEMM_HALF_WIDTH`, one shape constant, is the exception and is stated as in-sample).
-
-    >>> errs = step_errors()
-    >>> len(errs) >= 10, all(e.name not in e.fitted_on for e in errs)
-    (True, True)
-    """
-    _check.flag("leave_one_out", leave_one_out)
-    out = []
-    for r in published_runs.runs():
-        if not r.fully_specified:
-            continue
-        drop = (r.name,) if leave_one_out else ()
-        eta = matmul_efficiency(r.accelerator, _width(r), drop)
-        own = [x.name for x in published_runs.runs() if x.fully_specified and x.name not in drop and x.accelerator is r.accelerator]
-        p = _predict(r, eta)
-        out.append(StepError(r.name, r.family, r.accelerator.name, r.step_seconds, p.seconds,
-                             p.seconds / r.step_seconds - 1, eta, tuple(own), p))
-    return tuple(out)
 
 
 def same_generation(accelerator) -> tuple:

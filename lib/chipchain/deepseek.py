@@ -8,8 +8,8 @@ accelerator (the H800). The book's arithmetic on it is a set of small functions:
 * the achieved FLOP/s per GPU from C = 6·N·D with the 37 B *activated* parameters; the implied utilisation against
   the H800's BF16 and FP8 dense peaks is :func:`chipchain.calibration.implied_mfu` (the report does not state an
   MFU: this is the book's estimate);
-* the pipeline bubbles of 1F1B, ZB1P and DualPipe (the report's Table 2, :func:`chipchain.parallel.schedule_bubble`)
-  and their memory per device, and, on top of them, the book's own model
+* the pipeline bubbles of 1F1B, ZB-H1 (the report's ZB1P) and DualPipe (the report's Table 2,
+  :func:`chipchain.schedules.bubble`) and their memory per device, and, on top of them, the book's own model
   of what exposed communication does to a pipeline (labelled as such);
 * FP8 training's effect on step time (an Amdahl model, labelled as such); its model-state bytes are the
   ``deepseek-v3-fp8`` recipe of :data:`chipchain.memory.RECIPES`;
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, assumptions, compute, hardware, inference, models, parallel, published_runs, units
+from . import _check, assumptions, compute, hardware, inference, models, parallel, published_runs, schedules, units
 from .units import DAY
 
 __all__ = [
@@ -225,17 +225,13 @@ def moe_flops_saving(total_params=V3.total_params, active_params=V3.active_param
 
 # --- pipeline bubbles (DeepSeek-V3 report, Table 2) -------------------------------------------------------------
 
-#: per-device memory of the schedules of the report's Table 2 (parameter copies; activations held, in terms of PP);
-#: the bubble formulas live in :func:`chipchain.parallel.schedule_bubble`
-SCHEDULES = {
-    "1F1B": {"params": 1, "activations": "PP", "source": "Narayanan et al. 2021 (PipeDream-Flush / 1F1B)"},
-    "ZB1P": {"params": 1, "activations": "PP", "source": "Qi et al. 2024 (Zero Bubble, 1F1B-based ZB-H1)"},
-    "DualPipe": {"params": 2, "activations": "PP+1", "source": "DeepSeek-AI 2024, Sec. 3.2.1"},
-}
+#: the schedules of the report's Table 2, named as everywhere in the book (:data:`chipchain.schedules.TABLE2`; the
+#: report's "ZB1P" is ZB-H1 and is accepted as a name); their formulas live in :mod:`chipchain.schedules`
+SCHEDULES = schedules.TABLE2
 
 
 def _schedule(schedule) -> str:
-    return _check.choice("schedule", schedule, SCHEDULES)
+    return _check.choice("schedule", schedules.canonical(schedule), SCHEDULES)
 
 
 @dataclass(frozen=True)
@@ -255,15 +251,15 @@ def schedule_memory(schedule, pp) -> ScheduleMemory:
     """
     s = _schedule(schedule)
     p = _check.integer("pp", pp, minimum=2)
-    return ScheduleMemory(SCHEDULES[s]["params"], p + (1 if s == "DualPipe" else 0))
+    return ScheduleMemory(schedules.parameter_copies(s), schedules.activation_microbatches(s, p))
 
 
 def pipeline_efficiency(schedule, pp, microbatches, f=1.0, b=2.0, w=1.0, comm=0.0) -> float:
     """Fraction of an iteration a device spends on useful compute — the book's model built on Table 2.
 
-    E = m·(F + B) / (m·(F + B)·(1 + c_exposed) + bubble), the bubble from :func:`chipchain.parallel.schedule_bubble`.
+    E = m·(F + B) / (m·(F + B)·(1 + c_exposed) + bubble), the bubble from :func:`chipchain.schedules.bubble`.
     ``comm`` is the time of the all-to-all and pipeline communication a chunk needs, as a fraction of its compute
-    (the V3 report puts cross-node expert parallelism near 1 : 1, Sec. 3.2.1). 1F1B and ZB1P run communication in
+    (the V3 report puts cross-node expert parallelism near 1 : 1, Sec. 3.2.1). 1F1B and ZB-H1 run communication in
     the open, so every chunk time is stretched by (1 + comm) (c_exposed = comm, bubble on stretched chunks);
     DualPipe overlaps a forward chunk of one micro-batch with a backward chunk of another and hides communication
     under compute (c_exposed = 0, bubble on bare chunks) as long as comm ≤ 1. Needs m ≥ PP (the pipeline must
@@ -286,10 +282,10 @@ def pipeline_efficiency(schedule, pp, microbatches, f=1.0, b=2.0, w=1.0, comm=0.
             raise ValueError(f"comm ({c:g}) above 1 cannot be hidden under compute; "
                              "DualPipe's overlap needs comm ≤ 1")
         useful = m * (f + b)
-        return useful / (useful + parallel.schedule_bubble(s, p, f, b, w))
+        return useful / (useful + schedules.bubble(s, p, 1, f, b, w))
     k = 1 + c
     useful = m * (f + b)
-    return useful / (useful * k + parallel.schedule_bubble(s, p, f * k, b * k, w * k))
+    return useful / (useful * k + schedules.bubble(s, p, 1, f * k, b * k, w * k))
 
 
 # --- FP8 -----------------------------------------------------------------------------------------------------------

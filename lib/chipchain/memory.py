@@ -223,7 +223,7 @@ def usable_capacity(accelerator, reserve=0.0) -> float:
     >>> usable_capacity("H100", 90e9)
     Traceback (most recent call last):
     ...
-    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB (85.9 GB)): nothing would be left for the model; reserve is in bytes
+    ValueError: reserve (90 GB) is not less than the memory of one H100-SXM (80 GiB = 85.9 GB): nothing would be left for the model; reserve is in bytes
     """
     acc = hardware.get(accelerator)
     cap = acc.require("memory_bytes")
@@ -277,7 +277,8 @@ class Ledger:
 
 
 def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp=1, zero=0,
-           sequence_parallel=False, recompute="none", microbatches=None, virtual_stages=1) -> Ledger:
+           sequence_parallel=False, recompute="none", microbatches=None, virtual_stages=1, cp=1, ep=1,
+           flash=False) -> Ledger:
     """Memory per GPU: model states of Ψ/(t·p) parameters sharded by ZeRO over ``dp``, plus the first pipeline
     stage's activations (:func:`chipchain.activations.activation_bytes_per_stage`).
 
@@ -286,6 +287,9 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
     attention is treated as multi-head (grouped-query attention keeps the same activations per layer in this
     model); ``seq`` defaults to the model's training sequence length.
 
+    Context parallelism (``cp``) splits the sequence, so activations fall by cp and the states shard over dp × cp;
+    expert parallelism (``ep``) spreads a mixture-of-experts model's routed experts over ep ranks;
+    ``flash`` (FlashAttention) keeps no attention scores (:func:`chipchain.activations.activation_bytes_per_layer`).
     Activations are scaled by the recipe's activation element size over 2 (FP32 training keeps twice the bytes;
     approximate, since dropout masks stay 1 byte). Embedding tables are spread evenly (an approximation: in practice
     the first and last stage hold more). Result: a :class:`Ledger`.
@@ -301,11 +305,21 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
     r = RECIPES.get(recipe)
     t = _check.integer("tp", tp)
     p = _check.integer("pp", pp)
+    c, e = _check.integer("cp", cp), _check.integer("ep", ep)
     s = m.seq if seq is None else _check.integer("seq", seq)
+    if s % c:
+        raise ValueError(f"cp ({c}) must divide the sequence length ({s})")
     activations.check_split(t, m.heads, m.hidden, m.name)      # the one tp-split rule, before any arithmetic
-    comps = sharded_state_breakdown(m.params / (t * p), dp, zero, r)
-    acts = activations.activation_bytes_per_stage(s, microbatch, m.hidden, m.heads, m.layers, p, t, sequence_parallel,
-                                      recompute, microbatches, virtual_stages)
+    d = _check.integer("dp", dp) * c
+    if m.expert_params and (d * t) % e:
+        raise ValueError(f"ep ({e}) must divide dp × cp × tp ({d * t}): expert groups are carved out of those ranks")
+    comps = sharded_state_breakdown((m.params - m.expert_params) / (t * p), d, zero, r)
+    if m.expert_params:        # each rank holds 1/ep of the experts (not split by TP once EP spans it)
+        split, reps = (t * p * e, d // e) if e <= d else (p * e, d * t // e)
+        for k, v in sharded_state_breakdown(m.expert_params / split, max(reps, 1), zero, r).items():
+            comps[k] += v
+    acts = activations.activation_bytes_per_stage(s // c, microbatch, m.hidden, m.heads, m.layers, p, t,
+                                                  sequence_parallel, recompute, microbatches, virtual_stages, flash)
     comps["activations"] = acts * r.activation_element / 2
     return Ledger(comps)
 

@@ -55,6 +55,7 @@ class Model(_data.Record):
     rope_head_dim: int | None = None
     experts: int | None = None
     experts_active: int | None = None
+    dense_layers: int = 0               #: leading layers with a dense MLP in a mixture-of-experts model
     max_context: int | None = None
     family: str = ""
     year: int | None = None
@@ -99,11 +100,36 @@ class Model(_data.Record):
             _check.integer("experts_active", self.experts_active)
             if self.experts_active > self.experts:
                 raise ValueError(f"experts_active ({self.experts_active}) cannot exceed experts ({self.experts})")
+        d = _check.integer("dense_layers", self.dense_layers, minimum=0)
+        if d >= self.layers or (d and self.experts is None):
+            raise ValueError(f"dense_layers ({d}) must be fewer than the {self.layers} layers, and only for a "
+                             "mixture-of-experts model")
 
     @property
     def is_moe(self) -> bool:
         """True for a mixture-of-experts model (some parameters idle for each token)."""
         return self.experts is not None and self.active_params < self.params
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts (every layer after ``dense_layers``; 0 for a dense model):
+        DeepSeek-V3's first 3 of 61 layers are dense (DeepSeek-AI 2024, Sec. 4.2).
+
+        >>> get("DeepSeek-V3").moe_layers, get("70B").moe_layers
+        (58, 0)
+        """
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @property
+    def expert_params(self) -> float:
+        """Parameters in the routed experts: with k of E experts active per token, N − N_active = (1 − k/E)·N_experts,
+        so N_experts = (N − N_active)/(1 − k/E); 0 for a dense model. DeepSeek-V3 (671 B, 37 B active, 8 of 256):
+        about 654 B in experts, 17 B that every token uses.
+
+        >>> round(get("DeepSeek-V3").expert_params / 1e9), get("70B").expert_params
+        (654, 0.0)
+        """
+        return (self.params - self.active_params) / (1 - self.experts_active / self.experts) if self.is_moe else 0.0
 
     @property
     def d_attn(self) -> int:
@@ -189,7 +215,7 @@ def _build():
             active_params=active, kv_heads=opt("kv_heads"), head_dim=opt("head_dim"), ffn=opt("ffn"),
             mlp_matrices=int(row["mlp_matrices"]), tied_embeddings=row["tied_embeddings"] == "1",
             attention=row["attention"], kv_lora_rank=opt("kv_lora_rank"), rope_head_dim=opt("rope_head_dim"),
-            experts=opt("experts"), experts_active=opt("experts_active"), max_context=opt("max_context"),
+            experts=opt("experts"), experts_active=opt("experts_active"), dense_layers=opt("dense_layers") or 0, max_context=opt("max_context"),
             family=row["family"], year=opt("year"), checked=row["checked"], source=row["source"],
             notes=row["notes"], aliases=_data.split_aliases(row["aliases"]))
 

@@ -1,4 +1,5 @@
-"""Laying a model across many GPUs: a parallel plan, its validation and placement, bubbles, traffic and step time.
+"""Laying a model across many GPUs: a parallel plan, its validation and placement, bubbles and traffic (the step
+time they add up to is :mod:`chipchain.steptime`).
 
 A plan cuts the work four ways (Narayanan et al. 2021; Shoeybi et al. 2019; Huang et al. 2019; Rajbhandari et al.
 2020): **tensor** parallelism (TP) splits each layer's matrices, **pipeline** parallelism (PP) gives each GPU a run
@@ -6,12 +7,12 @@ of layers, **data** parallelism (DP) gives each replica different sequences, and
 mixture-of-experts model's experts on different GPUs. The degrees multiply to the GPU count. ZeRO shards the model
 states over the data-parallel ranks.
 
-Ranks are laid out TP innermost, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
+Ranks are laid out TP innermost, then CP, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
 "8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
 node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
 :class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
-holds the pipeline-bubble formulas (:func:`bubble_fraction`, :func:`idle_share`, :func:`schedule_bubble`), which
-:mod:`chipchain.schedules` reuses (adding ZB-H2); the plan search is :mod:`chipchain.plans`, views
+uses the pipeline-bubble formulas of :mod:`chipchain.schedules` (:func:`bubble_fraction`, :func:`idle_share`,
+:func:`schedule_bubble` are its entry points here); the plan search is :mod:`chipchain.plans`, views
 :mod:`chipchain.views.parallel`.
 
 >>> p = Plan(tp=8, pp=16, dp=8, microbatches=64)
@@ -26,24 +27,33 @@ import math
 from dataclasses import dataclass
 
 
-from . import _check, activations, comms, compute, links, memory, models, systems
+from . import _check, activations, comms, links, memory, models, schedules, systems
 from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
            "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
-           "step_compute_seconds", "analyze"]
+           "CP_VARIANTS", "stage_layers"]
+
+#: how context-parallel ranks exchange keys and values: "all-gather" (Llama 3: gather K and V before attention,
+#: reduce-scatter their gradients; Dubey et al. 2024 §3.3.2) or "ring" (ring attention: pass K/V blocks rank to rank,
+#: overlapped with the attention of the block in hand; Liu et al. 2023)
+CP_VARIANTS = ("all-gather", "ring")
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A parallel plan: degrees ``tp``, ``pp``, ``dp``, ``ep``; ZeRO stage; ``microbatches`` per step per replica,
-    ``microbatch`` sequences each; ``virtual_stages`` (interleaved 1F1B chunks per GPU); sequence parallelism
-    and the recomputation choice ("none", "selective", "full")."""
+    """A parallel plan: degrees ``tp``, ``cp`` (context parallelism: the sequence split over ranks, exchanging keys
+    and values by ``cp_variant`` "all-gather" — Llama 3's — or "ring"), ``pp``, ``dp``, ``ep``; ZeRO stage (3 is
+    FSDP's full sharding); ``microbatches`` per step per replica, ``microbatch`` sequences each;
+    ``virtual_stages`` (interleaved 1F1B chunks per GPU); sequence parallelism and the recomputation choice
+    ("none", "selective", "full")."""
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     ep: int = 1
+    cp: int = 1
+    cp_variant: str = "all-gather"
     zero: int = 0
     microbatches: int = 1
     microbatch: int = 1
@@ -52,18 +62,19 @@ class Plan:
     recompute: str = "none"
 
     def __post_init__(self):
-        for f in ("tp", "pp", "dp", "ep", "microbatches", "microbatch", "virtual_stages"):
+        for f in ("tp", "pp", "dp", "ep", "cp", "microbatches", "microbatch", "virtual_stages"):
             object.__setattr__(self, f, _check.integer(f, getattr(self, f)))
         z = _check.integer("zero", self.zero, minimum=0)
         if z > 3:
             raise ValueError(f"zero must be a ZeRO stage 0, 1, 2 or 3, got {self.zero!r}")
         _check.flag("sequence_parallel", self.sequence_parallel)
+        _check.choice("cp_variant", self.cp_variant, CP_VARIANTS)
         object.__setattr__(self, "recompute", _check.choice("recompute", self.recompute, activations.RECOMPUTE))
 
     @property
     def n_gpus(self) -> int:
-        """tp × pp × dp (expert parallelism reuses the data-parallel ranks)."""
-        return self.tp * self.pp * self.dp
+        """tp × cp × pp × dp (expert parallelism reuses the data-parallel ranks)."""
+        return self.tp * self.cp * self.pp * self.dp
 
     @property
     def batch(self) -> int:
@@ -71,7 +82,8 @@ class Plan:
         return self.microbatch * self.microbatches * self.dp
 
     def __str__(self) -> str:
-        return (f"TP {self.tp} × PP {self.pp} × DP {self.dp}" + (f" × EP {self.ep}" if self.ep > 1 else "")
+        return (f"TP {self.tp}" + (f" × CP {self.cp}" if self.cp > 1 else "") + f" × PP {self.pp} × DP {self.dp}"
+                + (f" × EP {self.ep}" if self.ep > 1 else "")
                 + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch}")
 
 
@@ -108,12 +120,16 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     c = _cluster(cluster, n_gpus, plan)
     g = c.gpus_per_node
     if plan.n_gpus != c.n_gpus:
-        raise ValueError(f"tp × pp × dp = {plan.tp} × {plan.pp} × {plan.dp} = {plan.n_gpus}, but the cluster "
-                         f"has {c.n_gpus} GPUs")
+        cp = f" × cp {plan.cp}" if plan.cp > 1 else ""
+        raise ValueError(f"tp{' × cp' if cp else ''} × pp × dp = {plan.tp}{cp.replace(' cp', '')} × {plan.pp} × "
+                         f"{plan.dp} = {plan.n_gpus}, but the cluster has {c.n_gpus} GPUs")
     activations.check_split(plan.tp, m.heads, m.hidden, m.name)  # the one tp-split rule (and its message)
-    if m.layers % (plan.pp * plan.virtual_stages):
-        raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} must divide the {m.layers} "
-                         f"layers of {m.name}")
+    if plan.pp * plan.virtual_stages > m.layers:
+        raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} exceeds the {m.layers} "
+                         f"layers of {m.name}: every stage needs at least one layer")
+    if m.seq % (2 * plan.cp) and plan.cp > 1:
+        raise ValueError(f"cp = {plan.cp}: 2 × cp must divide the sequence length {m.seq} (each rank takes two "
+                         "chunks, one early and one late, to balance the causal mask)")
     if plan.virtual_stages > 1 and plan.pp == 1:
         raise ValueError("virtual_stages > 1 (interleaving) needs pipeline parallelism (pp > 1)")
     if plan.virtual_stages > 1 and plan.microbatches % plan.pp:
@@ -124,10 +140,14 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
             raise ValueError(f"ep = {plan.ep} needs a mixture-of-experts model; {m.name} is dense")
         if m.experts % plan.ep:
             raise ValueError(f"ep = {plan.ep} must divide the {m.experts} experts of {m.name}")
-        if plan.dp % plan.ep:
-            raise ValueError(f"ep = {plan.ep} must divide dp = {plan.dp}: experts are spread over the "
-                             f"data-parallel ranks")
+        if (plan.dp * plan.cp * plan.tp) % plan.ep or (plan.ep > plan.dp and plan.ep % plan.dp):
+            raise ValueError(f"ep = {plan.ep} must divide dp = {plan.dp} (or be dp × a divisor of tp × cp): "
+                             f"experts are spread over the data-parallel ranks")
     warnings = []
+    if m.layers % (plan.pp * plan.virtual_stages):
+        k = stage_layers(m.layers, plan.pp * plan.virtual_stages)
+        warnings.append(f"{m.layers} layers do not divide into {plan.pp * plan.virtual_stages} stages: they hold "
+                        f"{min(k)} to {max(k)} layers, and the fullest sets the pipeline's pace")
     if plan.tp > g:
         warnings.append(f"TP = {plan.tp} spans {math.ceil(plan.tp / g)} nodes of {g} GPUs: its all-reduces, four "
                         f"per layer per micro-batch, leave NVLink")
@@ -149,12 +169,15 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
 class Group:
     """One parallel dimension's communication group: ``size`` ranks ``stride`` apart; ``scope`` says whether it
     stays inside a node ("intra-node"), leaves it ("inter-node"), or is trivial ("none", size 1); ``link`` is the
-    link its traffic crosses (the node's intra- or inter-node link)."""
+    link its traffic crosses (the node's intra- or inter-node link). ``bandwidth`` (per direction, per rank) of
+    its ring collectives: a ring that leaves the node with k of its ranks in each node crosses it on k NICs at once
+    (NCCL's channels, one per rail) and runs at min(NVLink, k × NIC) — chapter 3's bus bandwidth."""
 
     size: int
     stride: int
     scope: str
     link: links.Link
+    bandwidth: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -166,18 +189,23 @@ class Placement:
     pp: Group
     dp: Group
     ep: Group | None = None
+    cp: Group | None = None
 
     def items(self) -> list:
-        """``[(name, Group), ...]`` for tp, pp, dp (and ep when used)."""
-        return [(k, g) for k in ("tp", "pp", "dp", "ep") if (g := getattr(self, k)) is not None]
+        """``[(name, Group), ...]`` for tp, cp (when used), pp, dp (and ep when used)."""
+        return [(k, g) for k in ("tp", "cp", "pp", "dp", "ep") if (g := getattr(self, k)) is not None]
 
 
-def _group(size: int, stride: int, node: systems.Node) -> Group:
+def _group(size: int, stride: int, node: systems.Node, total: int) -> Group:
     g, span = node.gpus_per_node, size * stride
     if size == 1:
         return Group(size, stride, "none", node.intra)
-    inside = span <= g and g % span == 0
-    return Group(size, stride, "intra-node" if inside else "inter-node", node.intra if inside else node.inter)
+    inside = span <= g and (g % span == 0 or total <= g)     # an NVL72 rack holds one 64-GPU group
+    if inside:
+        return Group(size, stride, "intra-node", node.intra, node.intra.bandwidth_per_direction)
+    k = max(1, min(size, g // stride))                         # the group's ranks in one node
+    bw = min(node.intra.bandwidth_per_direction, k * node.inter.bandwidth_per_direction)
+    return Group(size, stride, "inter-node", node.inter, bw if k > 1 else node.inter.bandwidth_per_direction)
 
 
 def placement(plan: Plan, cluster="A100") -> Placement:
@@ -189,56 +217,58 @@ def placement(plan: Plan, cluster="A100") -> Placement:
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a Plan, got {plan!r}")
-    node = cluster.node if isinstance(cluster, systems.Cluster) else systems.node(cluster)
-    inner = plan.tp * plan.pp
-    return Placement(_group(plan.tp, 1, node), _group(plan.pp, plan.tp, node), _group(plan.dp, inner, node),
-                     _group(plan.ep, inner, node) if plan.ep > 1 else None)
+    node = _node(cluster)
+    t, c = plan.tp, plan.cp
+    inner = t * c * plan.pp
+    n = plan.n_gpus
+    return Placement(_group(t, 1, node, n), _group(plan.pp, t * c, node, n), _group(plan.dp, inner, node, n),
+                     _group(plan.ep, inner if plan.ep <= plan.dp else 1, node, n) if plan.ep > 1 else None,
+                     _group(c, t, node, n) if c > 1 else None)
+
+
+def stage_layers(layers, stages) -> tuple:
+    """Layers per pipeline stage when ``stages`` do not divide ``layers`` evenly: the first ``layers mod stages``
+    stages take one more (Megatron-LM's default split), so the fullest holds ⌈L/s⌉.
+
+    >>> stage_layers(126, 16)[:3], max(stage_layers(126, 16)), sum(stage_layers(126, 16))
+    ((8, 8, 8), 8, 126)
+    """
+    l, k = _check.integer("layers", layers), _check.integer("stages", stages)
+    if k > l:
+        raise ValueError(f"stages ({k}) exceeds layers ({l}): every stage needs at least one layer")
+    return tuple(l // k + (1 if i < l % k else 0) for i in range(k))
 
 
 # --- the pipeline bubble -------------------------------------------------------------------------------------------
+# The formulas live in chipchain.schedules (one home, one list of schedule names); these are the entry points the
+# plan analysis uses, kept with their signatures.
 
-def bubble_fraction(pp, microbatches, virtual_stages=1):
-    """Pipeline bubble time relative to the ideal (bubble-free) time: ``(p − 1)/(v·m)`` (Narayanan et al. 2021,
-    §2.2.1 for 1F1B, §2.2.2 for the interleaved schedule with v chunks per GPU).
-
-    ``pp`` p stages, ``microbatches`` m per step, ``virtual_stages`` v; element-wise over arrays. Dimensionless.
-
-    >>> bubble_fraction(16, 64), bubble_fraction(16, 64, virtual_stages=2)
-    (0.234375, 0.1171875)
-    >>> import numpy as np
-    >>> bubble_fraction(16, np.array([16, 192])).round(3).tolist()
-    [0.938, 0.078]
-    """
-    p = _check.values("pp", pp, _check.integer)
-    m = _check.values("microbatches", microbatches, _check.integer)
-    v = _check.values("virtual_stages", virtual_stages, _check.integer)
-    return _check.result((p - 1) / (v * m))
+#: (p − 1)/(v·m), :func:`chipchain.schedules.bubble_fraction` (GPipe, 1F1B and the interleaved schedule)
+bubble_fraction = schedules.bubble_fraction
 
 
 def idle_share(pp, microbatches, virtual_stages=1):
-    """Share of the whole step each GPU sits idle in the bubble: ``(p − 1)/(v·m + p − 1)`` = b/(1 + b) for
-    b = :func:`bubble_fraction`; element-wise.
+    """Share of the whole step each GPU sits idle in the bubble of 1F1B (interleaved with ``virtual_stages`` > 1):
+    ``(p − 1)/(v·m + p − 1)`` = b/(1 + b) for b = :func:`bubble_fraction`; element-wise
+    (:func:`chipchain.schedules.idle_share`).
 
     >>> round(idle_share(16, 64), 3)
     0.19
     """
-    p = _check.values("pp", pp, _check.integer)
-    m = _check.values("microbatches", microbatches, _check.integer)
-    v = _check.values("virtual_stages", virtual_stages, _check.integer)
-    return _check.result((p - 1) / (v * m + p - 1))
+    return schedules.idle_share("interleaved", pp, microbatches, virtual_stages)
 
 
-#: the pipeline schedules DeepSeek-V3's Table 2 compares: 1F1B (Narayanan et al. 2021, PipeDream-Flush), ZB1P
-#: (Qi et al. 2024, Zero Bubble ZB-H1) and DualPipe (DeepSeek-AI 2024, Sec. 3.2.1)
-PIPELINE_SCHEDULES = ("1F1B", "ZB1P", "DualPipe")
+#: the pipeline schedules DeepSeek-V3's Table 2 compares (:data:`chipchain.schedules.TABLE2`): 1F1B (Narayanan et
+#: al. 2021, PipeDream-Flush), ZB-H1 (Qi et al. 2024; the report's "ZB1P") and DualPipe (DeepSeek-AI 2024, Sec. 3.2.1)
+PIPELINE_SCHEDULES = schedules.TABLE2
 
 
 def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
-    """Pipeline bubble of one iteration, in the units of the chunk times (DeepSeek-AI 2024, DeepSeek-V3 Technical
-    Report, Table 2):
+    """Pipeline bubble of one iteration of a schedule of DeepSeek-V3's Table 2, in the units of the chunk times
+    (:func:`chipchain.schedules.bubble`):
 
     * 1F1B:      (PP − 1)(F + B)
-    * ZB1P:      (PP − 1)(F + B − 2W)
+    * ZB-H1 (the report's ZB1P, accepted as a name):  (PP − 1)(F + B − 2W)
     * DualPipe:  (PP/2 − 1)(F&B + B − 3W)
 
     F = time of a forward chunk, B = time of a full backward chunk (input and weight gradients), W = time of its
@@ -250,21 +280,13 @@ def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
     >>> [schedule_bubble(s, 16) for s in PIPELINE_SCHEDULES]
     [45.0, 15.0, 14.0]
     """
-    s = _check.choice("schedule", schedule, PIPELINE_SCHEDULES)
+    try:
+        name = schedules.canonical(schedule)
+    except KeyError:
+        name = schedule
+    s = _check.choice("schedule", name, PIPELINE_SCHEDULES)
     p = _check.integer("pp", pp, minimum=2)
-    f = _check.positive("f", f)
-    b = _check.positive("b", b)
-    w = _check.nonnegative("w", w)
-    if w > b:
-        raise ValueError(f"w ({w:g}) is part of the backward chunk and cannot exceed b ({b:g})")
-    if s == "1F1B":
-        return (p - 1) * (f + b)
-    if s == "ZB1P":
-        return (p - 1) * (f + b - 2 * w)
-    if p % 2:
-        raise ValueError(f"pp must be even for DualPipe (it pairs stage i with stage PP−1−i), got {pp!r}")
-    fb = f + b if fb is None else _check.positive("fb", fb)
-    return (p // 2 - 1) * (fb + b - 3 * w)
+    return schedules.bubble(s, p, 1, f, b, w, fb)
 
 
 # --- communication per step --------------------------------------------------------------------------------------
@@ -283,22 +305,33 @@ class CommRow:
     seconds: float
 
 
+def _node(cluster) -> systems.Node:
+    """The node of ``cluster`` (a :class:`~chipchain.systems.Cluster`, node or accelerator name)."""
+    return cluster.node if isinstance(cluster, systems.Cluster) else systems.node(cluster)
+
+
 def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
     placement on ``cluster`` dictates (its intra-node link inside a node, its inter-node link across nodes;
-    per-direction bandwidth).
+    per-direction bandwidth). b = micro-batch, s = sequence, h = hidden; with context parallelism each rank holds
+    s/cp of the sequence; counts are for the fullest pipeline stage (:func:`stage_layers`).
 
     * **TP**: 4 all-reduces per layer per micro-batch (2 forward, 2 backward; 6 with full recomputation), each of
-      b·s·h 16-bit elements (Shoeybi et al. 2019, §3; with sequence parallelism an all-gather plus a reduce-scatter
-      of the same total, Korthikanti et al. 2022 §4.2.2).
-    * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·s·h elements,
-      split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
-    * **DP**: the gradients of the GPU's Ψ/(t·p) parameters (``recipe``'s gradient bytes each): a ring all-reduce (2Ψ
-      bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3 a reduce-scatter
-      and two all-gathers of the weights, forward and backward (3Ψ) (Rajbhandari et al. 2020, §7).
-    * **EP** (mixture-of-experts models): 4 all-to-alls per layer per micro-batch (dispatch and combine, forward and
-      backward), each of b·s·h·k 16-bit elements for k experts per token (every layer treated as an MoE layer; an
-      upper bound).
+      b·(s/cp)·h 16-bit elements (Shoeybi et al. 2019, §3; with sequence parallelism an all-gather plus a
+      reduce-scatter of the same total, Korthikanti et al. 2022 §4.2.2).
+    * **CP**: the keys and values of the rank's chunk, b·(s/cp)·2·n_kv·d_h 16-bit elements per layer: "all-gather"
+      gathers them before attention and reduce-scatters their gradients (2 collectives per layer per micro-batch,
+      Dubey et al. 2024 §3.3.2); "ring" passes them rank to rank, cp − 1 hops forward and cp − 1 hops of keys,
+      values and their gradients backward (Liu et al. 2023).
+    * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·(s/cp)·h
+      elements, split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
+    * **EP** (mixture-of-experts models): 4 all-to-alls per MoE layer per micro-batch (dispatch and combine, forward
+      and backward; 6 with full recomputation), each of b·(s/cp)·h·k 16-bit elements for k experts per token.
+    * **DP**: the gradients of the GPU's parameters — Ψ/(t·p) shared, plus its experts' share — (``recipe``'s
+      gradient bytes each), over the dp × cp ranks that hold the same weights (experts over dp·cp/ep): a ring
+      all-reduce (2Ψ bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3
+      (FSDP) a reduce-scatter of gradients and two all-gathers of the weights per micro-batch, forward and
+      backward (3Ψ for one micro-batch; Rajbhandari et al. 2020, §7).
 
     >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", "A100")
     >>> [(r.kind, r.link, round(r.sent_bytes / 1e9, 1)) for r in rows]
@@ -306,33 +339,59 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tup
     """
     m = models.get(model)
     where = placement(plan, cluster)
-    act = 2.0 * plan.microbatch * m.seq * m.hidden
+    rec = memory.recipe(recipe)
+    tokens = plan.microbatch * m.seq / plan.cp                 # tokens per rank per micro-batch
+    act = 2.0 * tokens * m.hidden
+    per_gpu = max(stage_layers(m.layers, plan.pp * plan.virtual_stages)) * plan.virtual_stages
+    layers = min(per_gpu, m.layers)
+    moe = min(layers, math.ceil(m.moe_layers / plan.pp)) if m.is_moe else 0
+    extra = 2 if plan.recompute == "full" else 0
     rows = []
     if plan.tp > 1:
-        count = (6 if plan.recompute == "full" else 4) * (m.layers // plan.pp) * plan.microbatches
+        count = (4 + extra) * layers * plan.microbatches
         ln = where.tp.link
-        t1 = comms.ring_allreduce_time(act, plan.tp, ln.bandwidth_per_direction, ln.latency)
+        t1 = comms.ring_allreduce_time(act, plan.tp, where.tp.bandwidth, ln.latency)
         rows.append(CommRow("TP all-reduce", "every layer, forward and backward", ln.name, count, act,
                             count * comms.allreduce_bytes_per_rank(act, plan.tp), count * t1))
+    if plan.cp > 1:
+        ln, c = where.cp.link, plan.cp
+        chunk = 2.0 * tokens * 2 * m.kv_heads * m.head_dim          # this rank's K and V, 16-bit
+        bw, lat = where.cp.bandwidth, ln.latency
+        if plan.cp_variant == "all-gather":
+            count = (2 + extra // 2) * layers * plan.microbatches
+            t1 = comms.allgather_time(c * chunk, c, bw, lat)
+            rows.append(CommRow("CP all-gather K, V", "every layer: gather forward, reduce-scatter backward",
+                                ln.name, count, c * chunk, count * (c - 1) * chunk, count * t1))
+        else:
+            hops = (3 + extra // 2) * (c - 1) * layers * plan.microbatches   # K, V forward; K, V, dK, dV backward
+            rows.append(CommRow("CP ring K, V", "every layer, block by block", ln.name, hops, chunk, hops * chunk,
+                                hops * comms.p2p_time(chunk, bw, lat)))
     if plan.pp > 1:
         count = 2 * plan.microbatches * plan.virtual_stages
         msg, ln = act / plan.tp, where.pp.link
         rows.append(CommRow("PP send/recv", "every micro-batch, between stages", ln.name, count, msg, count * msg,
                             count * comms.p2p_time(msg, ln.bandwidth_per_direction, ln.latency)))
-    if plan.ep > 1:
-        count = 4 * (m.layers // plan.pp) * plan.microbatches
-        msg, ln = act * m.experts_active, where.ep.link
+    if plan.ep > 1 and moe:
+        count = (4 + extra) * moe * plan.microbatches
+        msg, ln, e, g = act * m.experts_active, where.ep.link, plan.ep, _node(cluster).gpus_per_node
+        local = min(g // where.ep.stride or 1, e) if where.ep.scope == "inter-node" else e   # peers in the node
+        t1 = comms.alltoall_time(msg * local / e, local, _node(cluster).intra.bandwidth_per_direction)
+        if local < e:                            # the off-node share crosses the scale-out link at the same time
+            t1 = max(t1, (e - local) / e * msg / ln.bandwidth_per_direction + (e - local) * ln.latency)
         rows.append(CommRow("EP all-to-all", "every MoE layer, forward and backward", ln.name, count, msg,
-                            count * (plan.ep - 1) / plan.ep * msg,
-                            count * comms.alltoall_time(msg, plan.ep, ln.bandwidth_per_direction, ln.latency)))
-    if plan.dp > 1:
-        grads = memory.recipe(recipe).gradients * m.params / (plan.tp * plan.pp)
-        ln = where.dp.link
-        bw, lat, d = ln.bandwidth_per_direction, ln.latency, plan.dp
-        if plan.zero == 3:
-            t = comms.reduce_scatter_time(grads, d, bw, lat) + 2 * comms.allgather_time(grads, d, bw, lat)
-            rows.append(CommRow("DP ZeRO-3 gather + reduce-scatter", "every layer (gather), end of step", ln.name,
-                                3, grads, 3 * (d - 1) / d * grads, t))
+                            count * (e - 1) / e * msg, count * t1))
+    d = plan.dp * plan.cp
+    if d > 1:
+        shared = m.params - m.expert_params
+        psi = (shared + m.expert_params / plan.ep) / (plan.tp * plan.pp)
+        grads = rec.gradients * psi
+        grp = where.dp if plan.dp > 1 else where.cp
+        ln, bw, lat = grp.link, grp.bandwidth, grp.link.latency
+        if plan.zero == 3:             # weights gathered for every micro-batch, forward and backward
+            weights, k = rec.weights * psi, 2 * plan.microbatches
+            t = comms.reduce_scatter_time(grads, d, bw, lat) + k * comms.allgather_time(weights, d, bw, lat)
+            rows.append(CommRow("DP ZeRO-3 gather + reduce-scatter", "every layer of every micro-batch (gather), "
+                                "end of step", ln.name, k + 1, grads, (d - 1) / d * (grads + k * weights), t))
         else:
             kind = "DP gradient all-reduce" if plan.zero == 0 else f"DP ZeRO-{plan.zero} reduce-scatter + gather"
             rows.append(CommRow(kind, "end of step", ln.name, 1, grads, comms.allreduce_bytes_per_rank(grads, d),
@@ -353,67 +412,3 @@ def zero_traffic_factor(zero) -> float:
     if s > 3:
         raise ValueError(f"zero must be 0, 1, 2 or 3, got {zero!r}")
     return 3.0 if s == 3 else 2.0
-
-
-# --- one plan, analysed -------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the book says about one plan on one cluster: memory per GPU (a :class:`~chipchain.memory.Ledger`)
-    and whether it fits, placement, traffic, bubble, estimated step time and its parts (seconds), and warnings."""
-
-    plan: Plan
-    ledger: object
-    fit: object
-    placement: Placement
-    comm: tuple
-    bubble: float
-    idle: float
-    compute_seconds: float
-    step_seconds: float
-    warnings: tuple
-
-
-def step_compute_seconds(plan: Plan, model, peak_flops, mfu) -> float:
-    """Compute time of one step: 6·Ψ·tokens (8·Ψ·tokens with full recomputation, one more forward pass) over
-    n_gpus · ``peak_flops`` · ``mfu`` (Kaplan et al. 2020; Korthikanti et al. 2022 for the recomputation).
-
-    >>> round(step_compute_seconds(Plan(tp=8, pp=16, dp=8, microbatches=192), "175B", 312e12, 0.5), 2)
-    20.68
-    """
-    m = models.get(model)
-    per_token = compute.FLOPS_PER_PARAM_TOKEN + (2.0 if plan.recompute == "full" else 0.0)   # + one forward
-    flops = compute.training_flops(m.params, plan.batch * m.seq, flops_per_param_token=per_token)
-    return compute.training_time(flops, plan.n_gpus, peak_flops, mfu)
-
-
-def analyze(plan: Plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-            reserve=0.0, dtype="bf16", peak_flops=None) -> Analysis:
-    """Validate ``plan`` on ``cluster`` (as :func:`validate`) and estimate its memory per GPU, traffic and step time.
-
-    Step time = compute × (1 + bubble) + TP + PP time + exposed DP time (:func:`chipchain.comms.exposed_seconds`,
-    ``dp_overlap``); compute is :func:`step_compute_seconds` at ``peak_flops`` (None: the dense peak at ``dtype``)
-    and ``mfu``. An estimate: it ignores overlap of TP and PP traffic with compute and the embedding layers.
-
-    >>> a = analyze(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True,
-    ...                  recompute="selective"), "175B", "A100", n_gpus=1024)
-    >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3)
-    (17.8, True, 0.234)
-    """
-    m = models.get(model)
-    c = _cluster(cluster, n_gpus, plan)
-    warnings = validate(plan, m, c)
-    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp,
-                      zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                      microbatches=plan.microbatches, virtual_stages=plan.virtual_stages)
-    fit = L.fits(c.accelerator, reserve)
-    rows = communication(plan, m, c, recipe)
-    bub = bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages)
-    peak = c.accelerator.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
-    comp = step_compute_seconds(plan, m, peak, mfu)
-    dp_s = sum(r.seconds for r in rows if r.kind.startswith("DP"))
-    comm_s = sum(r.seconds for r in rows) - dp_s + comms.exposed_seconds(
-        dp_s, _check.probability("dp_overlap", dp_overlap), comp)
-    return Analysis(plan, L, fit, placement(plan, c), rows, bub,
-                    idle_share(plan.pp, plan.microbatches, plan.virtual_stages), comp, comp * (1 + bub) + comm_s,
-                    warnings)

@@ -1,32 +1,84 @@
-"""Searching every parallel plan: which TP × PP × DP cut, micro-batch size, ZeRO stage and recomputation choice is
-fastest for a model on a cluster, among those that fit in memory.
+"""Choosing a parallel plan: one plan analysed (:func:`analyze`: memory, placement, traffic, the predicted step),
+and every plan searched (:func:`search`: which TP × PP × DP cut, micro-batch size, ZeRO stage and recomputation
+choice is fastest among those that fit in memory).
 
-The search enumerates every valid plan (:func:`chipchain.parallel.validate`'s rules) and prices all of them at once
-with NumPy arrays: it re-derives the formulas of :func:`chipchain.memory.ledger` and
-:func:`chipchain.parallel.analyze` element-wise, sharing their tables (``memory.RECIPES``), peak, FLOP convention
-and exposed communication (:func:`chipchain.comms.exposed_seconds`); the tests check that the plans it returns
-agree with the scalar model for every recipe.
+Both price a plan with the book's one step model at its fitted efficiency (:func:`chipchain.predictor.predict_plan`,
+which is :func:`chipchain.steptime.step_time`) and its one memory ledger (:func:`chipchain.memory.ledger`): the
+search enumerates, the model prices.
 
->>> best = search("175B", "A100", 1024)[0]
+>>> best = search("175B", "A100", 1024, framework="megatron-2022")[0]
 >>> str(best.plan), best.plan.recompute
-('TP 8 × PP 16 × DP 8, ZeRO-1, 192 micro-batches of 1', 'selective')
+('TP 4 × PP 8 × DP 32, ZeRO-1, 48 micro-batches of 1', 'selective')
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
-from ._lazy import np
+from . import _check, activations, frameworks, memory, models, parallel, predictor, steptime, systems, units
 
-from . import _check, activations, comms, memory, models, parallel, systems, units
-from . import compute as compute_mod
+__all__ = ["Analysis", "analyze", "Candidate", "search"]
 
-__all__ = ["Candidate", "search"]
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the book says about one plan on one cluster: memory per GPU (a :class:`~chipchain.memory.Ledger`)
+    and whether it fits, placement, traffic, bubble, the predicted step (a :class:`~chipchain.steptime.StepTime`)
+    and its parts, and warnings."""
+
+    plan: parallel.Plan
+    ledger: object
+    fit: object
+    placement: parallel.Placement
+    comm: tuple
+    bubble: float               #: bubble time / ideal time, (p − 1)/(v·m)
+    idle: float
+    step: steptime.StepTime
+    warnings: tuple
+
+    @property
+    def step_seconds(self) -> float:
+        """Predicted seconds per step (the step model's total)."""
+        return self.step.seconds
+
+    @property
+    def compute_seconds(self) -> float:
+        """Seconds of model computation per step on the busiest GPU (no bubble, no recomputation, no traffic)."""
+        return self.step.compute
+
+
+def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dtype="bf16",
+            framework="megatron-core", schedule="1F1B", efficiency=None, reserve=0.0) -> Analysis:
+    """Validate ``plan`` on ``cluster`` (:func:`chipchain.parallel.validate`) and give its memory per GPU, traffic
+    and predicted step (:func:`chipchain.predictor.predict_plan`; ``efficiency`` None → the fitted η). A plan that does
+    not fit is still analysed (``fit.fits`` is False).
+
+    >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
+    ...             recompute="selective"), "175B", "A100", n_gpus=1024)
+    >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3), round(a.step_seconds, 1)
+    (17.8, True, 0.078, 16.7)
+    """
+    if not isinstance(plan, parallel.Plan):
+        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
+    m = models.get(model)
+    c = systems.cluster(cluster, plan.n_gpus if n_gpus is None else n_gpus)
+    warnings = parallel.validate(plan, m, c)
+    fw = frameworks.get(framework)
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
+                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      microbatches=plan.microbatches, virtual_stages=plan.virtual_stages, cp=plan.cp, ep=plan.ep,
+                      flash=fw.attention == "flash")
+    step = predictor.predict_plan(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
+                             efficiency=efficiency, check_memory=False)
+    return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c), step.comm,
+                    parallel.bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages),
+                    parallel.idle_share(plan.pp, plan.microbatches, plan.virtual_stages), step, warnings)
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One plan found by :func:`search`, with its memory per GPU (bytes) and estimated step time (s)."""
+    """One plan found by :func:`search`, with its memory per GPU (bytes) and predicted step time (s)."""
 
     plan: parallel.Plan
     memory_bytes: float
@@ -39,46 +91,65 @@ def _divisors(n: int) -> list:
     return small + [n // d for d in reversed(small) if d * d != n]
 
 
-def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", mfu=0.5, dp_overlap=0.0,
-           reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10, distinct_shapes=False, dtype="bf16",
-           peak_flops=None) -> list:
+def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam", dtype="bf16",
+           framework="megatron-core", efficiency=None, reserve=0.0, microbatch_sizes=(1, 2, 4, 8), top=10,
+           distinct_shapes=False) -> list:
     """Every valid plan for ``model`` on ``cluster`` (a :class:`~chipchain.systems.Cluster`, or a node or accelerator
     name with ``n_gpus``) at ``batch`` sequences per step, minus those that do not fit in memory, ranked by the
-    estimated step time of :func:`chipchain.parallel.analyze` at the same ``dtype`` / ``peak_flops`` (fastest
-    first); ``top`` are returned as
-    :class:`Candidate` records.
+    predicted step time (:func:`chipchain.predictor.predict_plan` at ``dtype`` in ``framework``; fastest first); ``top``
+    are returned as :class:`Candidate` records.
 
     Enumerated: TP dividing the heads and the GPU count; PP dividing the layers and the rest; DP the remainder,
     dividing the batch; micro-batch size; ZeRO 0–3 (0–1 with PP, as DeepSpeed allows); recomputation
-    none/selective/full; sequence parallelism on or off (with TP). No interleaving, no EP. Ties in step time are
-    broken by lower memory; with ``distinct_shapes=True`` only the best plan of each (TP, PP, DP, micro-batch size)
-    shape is kept. When no plan qualifies it raises ``ValueError`` saying why: no split divides the model and
-    batch, or none of the valid plans fits (with the smallest one's memory).
+    none/selective/full; sequence parallelism on or off (with TP); for a mixture of experts, expert parallelism
+    over every divisor of DP that divides the experts. No interleaving, no CP. ZeRO-0, 1 and 2
+    move the same bytes and sequence parallelism the same traffic, so each is priced once and kept at its least
+    memory. Ties in step time are broken by lower memory; with ``distinct_shapes=True`` only the best plan of each
+    (TP, PP, micro-batch size) shape is kept. When no plan qualifies it raises ``ValueError`` saying why.
 
-    >>> [str(c.plan) for c in search("70B", "H100", 64, top=2)]
-    ['TP 2 × PP 8 × DP 4, ZeRO-1, 384 micro-batches of 1', 'TP 2 × PP 16 × DP 2, ZeRO-1, 768 micro-batches of 1']
+    >>> [str(c.plan) for c in search("70B", "H100", 64, top=1)]
+    ['TP 2 × PP 1 × DP 32, ZeRO-3, 48 micro-batches of 1']
     >>> search("175B", "A100", 8)                                # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: no plan for GPT-3-175B on 8 × A100-SXM-80GB: none of the 552 valid plans fits in 80 GiB (85.9 GB) per GPU; the smallest needs ... (TP 8 × PP 1 × DP 1, ZeRO-0, full recomputation)
+    ValueError: no plan for GPT-3-175B on 8 × A100-SXM-80GB: none of the 552 valid plans fits in 80 GiB = 85.9 GB per GPU; the smallest needs ... (TP 8 × PP 1 × DP 1, ZeRO-2, full recomputation)
     """
     m = models.get(model)
     c = systems.cluster(cluster, n_gpus)
-    n, g = c.n_gpus, c.gpus_per_node
+    key = (m, c.node.name, c.n_gpus, batch, recipe, dtype, framework, efficiency, reserve, tuple(microbatch_sizes),
+           top, distinct_shapes)
+    try:
+        if key in _SEARCHED:        # a frozen answer for frozen inputs: explorers and walkthroughs ask again
+            return list(_SEARCHED[key])
+    except TypeError:               # an unhashable input (a custom record with a list): no memo
+        key = None
+    found = _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbatch_sizes, top,
+                    distinct_shapes)
+    if key is not None:
+        if len(_SEARCHED) > 512:
+            _SEARCHED.clear()
+        _SEARCHED[key] = tuple(found)
+    return found
+
+
+_SEARCHED: dict = {}
+
+
+def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbatch_sizes, top, distinct_shapes):
+    n = c.n_gpus
     B = _check.integer("batch", batch)
     k_top = _check.integer("top", top)
     acc = c.accelerator
-    r = memory.recipe(recipe)
-    mfu = _check.fraction("mfu", mfu)
-    ov = _check.probability("dp_overlap", dp_overlap)
+    memory.recipe(recipe)
+    fw = frameworks.get(framework)
+    flash = fw.attention == "flash"
     cap = memory.usable_capacity(acc, reserve)
-    intra, inter = c.intra, c.inter
-    peak = acc.peak_flops(dtype) if peak_flops is None else _check.positive("peak_flops", peak_flops)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
-
-    rows = []
+    eta = {}
+    valid, fits = 0, []
+    smallest = None
     for tp in _divisors(n):
-        if m.heads % tp:
+        if m.heads % tp or m.hidden % tp:
             continue
         for pp in _divisors(n // tp):
             if m.layers % pp:
@@ -89,71 +160,71 @@ def search(model, cluster="A100", n_gpus=None, batch=1536, *, recipe="mixed-adam
             for b in bs:
                 if (B // dp) % b:
                     continue
-                for zero in (range(2) if pp > 1 else range(4)):
-                    for rc in range(3):
-                        for sp in ((0, 1) if tp > 1 else (0,)):
-                            rows.append((tp, pp, dp, b, zero, rc, sp))
-    if not rows:
+                mb = B // (dp * b)
+                sps = (False, True) if tp > 1 else (False,)
+                zeros = range(2) if pp > 1 else range(4)
+                eps = [e for e in _divisors(dp) if m.experts % e == 0] if m.is_moe else [1]
+                for rc, ep in ((r, e) for r in activations.RECOMPUTE for e in eps):
+                    valid += len(sps) * len(zeros)
+                    # within one traffic shape memory only falls with the ZeRO stage and with sequence
+                    # parallelism, so the least-memory variant of each shape stands for it
+                    for zero in sorted({max(z for z in zeros if z < 3)} | ({3} if 3 in zeros else set())):
+                        sp = sps[-1]
+                        L = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero, ep=ep,
+                                          sequence_parallel=sp, recompute=rc, microbatches=mb, flash=flash)
+                        plan = (tp, pp, dp, b, zero, rc, sp, ep)
+                        if smallest is None or L.total < smallest[0]:
+                            smallest = (L.total, plan)
+                        if L.total <= cap:
+                            fits.append((L.total, plan))
+    if not valid:
         raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: no TP × PP × DP split of {n:,} GPUs has TP "
                          f"dividing its {m.heads} heads, PP its {m.layers} layers and DP the {B:,}-sequence batch "
                          f"(micro-batch sizes {', '.join(map(str, bs))})")
-    a = np.array(rows, dtype=np.int64)
-    tp, pp, dp, b, zero, rc, sp = (a[:, i].astype(float) for i in range(7))
-    mb = (B / dp) / b                                   # micro-batches per replica
-    # memory: states of Ψ/(t·p) sharded by ZeRO, plus first-stage activations (memory.ledger)
-    psi = m.params / (tp * pp)
-    states = (r.weights * psi / np.where(zero >= 3, dp, 1) + r.gradients * psi / np.where(zero >= 2, dp, 1)
-              + (r.master + r.moments) * psi / np.where(zero >= 1, dp, 1))
-    sbh = float(m.seq) * b * m.hidden
-    linear = np.where(sp == 1, 34.0 / tp, 10.0 + 24.0 / tp)
-    scores = np.where(rc == 0, 5.0 * m.heads * m.seq / (m.hidden * tp), 0.0)
-    per_layer = np.where(rc == 2, 2.0 * sbh / np.where(sp == 1, tp, 1.0), sbh * (linear + scores))
-    acts = per_layer * (m.layers / pp) * np.minimum(pp, mb) * r.activation_element / 2
-    total = states + acts
-    ok = total <= cap
-    # time: compute with the bubble, plus TP, PP and DP traffic (communication())
-    k = compute_mod.FLOPS_PER_PARAM_TOKEN + np.where(rc == 2, 2.0, 0.0)       # full recompute: one more forward
-    compute = compute_mod.training_flops(m.params, B * m.seq, 1.0) * k / (n * peak * mfu)
-    bubble = parallel.bubble_fraction(pp, mb)
-
-    def link_of(size, stride):
-        span = size * stride
-        inside = (span <= g) & (g % span == 0)
-        return (np.where(inside, intra.bandwidth_per_direction, inter.bandwidth_per_direction),
-                np.where(inside, intra.latency, inter.latency))
-
-    act = 2.0 * b * m.seq * m.hidden
-    bw, lat = link_of(tp, 1.0)
-    tp_t = np.where(tp > 1, np.where(rc == 2, 6, 4) * (m.layers / pp) * mb
-                    * (2 * (tp - 1) / tp * act / bw + 2 * (tp - 1) * lat), 0.0)
-    bw, lat = link_of(pp, tp)
-    pp_t = np.where(pp > 1, 2 * mb * (lat + act / tp / bw), 0.0)
-    bw, lat = link_of(dp, tp * pp)
-    grads = r.gradients * psi
-    one = (dp - 1) / dp * grads / bw + (dp - 1) * lat
-    dp_t = np.where(dp > 1, np.where(zero == 3, 3 * one, 2 * one), 0.0)
-    step = compute * (1 + bubble) + tp_t + pp_t + comms.exposed_seconds(dp_t, ov, compute)
-    idx = np.flatnonzero(ok)
-    if not idx.size:
-        i = int(np.argmin(total))
-        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {len(rows):,} valid plans fits "
-                         f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(total[i])} "
-                         f"(TP {int(a[i, 0])} × PP {int(a[i, 1])} × DP {int(a[i, 2])}, ZeRO-{int(a[i, 4])}, "
-                         f"{activations.RECOMPUTE[int(a[i, 5])]} recomputation)")
-    order = idx[np.lexsort((total[idx], step[idx]))]
+    if not fits:
+        tot, (tp, pp, dp, b, zero, rc, sp, ep) = smallest
+        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {valid:,} valid plans fits "
+                         f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(tot)} "
+                         f"(TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero}, {rc} recomputation)")
+    best: dict = {}                      # one price per traffic shape, at its least memory
+    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in fits:
+        key = (tp, pp, dp, b, rc, zero == 3, ep)
+        if key not in best or tot < best[key][0]:
+            best[key] = (tot, (tp, pp, dp, b, zero, rc, sp, ep))
+    # price in order of a lower bound (the average GPU's computation with its bubble, which the step model never
+    # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes)
+    peak = acc.peak_flops(dtype)
+    per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
+                 for rc in activations.RECOMPUTE}
+    order = []
+    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in best.values():
+        if tp not in eta:
+            eta[tp] = (predictor.matmul_efficiency(acc, m.hidden / tp, dtype=dtype, framework=fw.name,
+                                                   moe=m.is_moe)
+                       if efficiency is None else _check.fraction("efficiency", efficiency))
+        work = B * m.seq * per_token[rc] / (n * peak * eta[tp])
+        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp, ep)))
+    order.sort(key=lambda x: (x[0], x[1]))
+    priced, shapes = [], {}
+    for bound, tot, (tp, pp, dp, b, zero, rc, sp, ep) in order:
+        if distinct_shapes:
+            kth = sorted(shapes.values())[k_top - 1] if len(shapes) >= k_top else None
+        else:
+            kth = priced[k_top - 1][0] if len(priced) >= k_top else None
+        if kth is not None and bound > kth:
+            break
+        plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
+                             sequence_parallel=sp, recompute=rc, ep=ep)
+        s = steptime.step_time(plan, m, c, efficiency=eta[tp], dtype=dtype, recipe=recipe, framework=fw.name)
+        bisect.insort(priced, (s.seconds, tot, len(priced), plan))
+        shapes[(tp, pp, b)] = min(shapes.get((tp, pp, b), s.seconds), s.seconds)
+    priced = [(secs, tot, plan) for secs, tot, _, plan in priced]
     if distinct_shapes:
         seen, keep = set(), []
-        for i in order:
-            key = (a[i, 0], a[i, 1], a[i, 3])
+        for row in priced:
+            key = (row[2].tp, row[2].pp, row[2].microbatch)
             if key not in seen:
                 seen.add(key)
-                keep.append(i)
-        order = keep
-    order = order[:k_top]
-    names = activations.RECOMPUTE
-    return [Candidate(parallel.Plan(tp=int(a[i, 0]), pp=int(a[i, 1]), dp=int(a[i, 2]), zero=int(a[i, 4]),
-                           microbatches=int(mb[i]), microbatch=int(a[i, 3]),
-                           sequence_parallel=bool(a[i, 6]), recompute=names[int(a[i, 5])]),
-                      float(total[i]), float(step[i])) for i in order]
-
-
+                keep.append(row)
+        priced = keep
+    return [Candidate(plan, float(tot), float(secs)) for secs, tot, plan in priced[:k_top]]

@@ -32,6 +32,7 @@ class Run(_data.Record):
     active_params: float
     tokens: object              #: count, or None for a configuration
     accelerator: hardware.Accelerator
+    system: str                 #: the node the run used when it is not the part's default (GB200-NVL72), or ""
     dtype: str
     n_gpus: object
     gpu_hours: object
@@ -41,7 +42,8 @@ class Run(_data.Record):
     mfu_convention: str
     mfu_note: str               #: why the stated MFU differs from the one the GPU-hours imply
     step_seconds: object        #: s per iteration as published, or None
-    plan: dict                  #: tp, pp, dp, batch, seq, microbatch, virtual_stages, recompute, sequence_parallel
+    plan: dict                  #: tp, cp, pp, dp, ep, zero, batch, seq, microbatch, virtual_stages, recompute,
+    #: sequence_parallel, cp_variant, framework, schedule (None where the source does not state it)
     location: str
     tier: str
     caveat: str
@@ -79,11 +81,15 @@ def _row(row: dict) -> Run:
     def f(r, col):
         text = (r.get(col) or "").strip()
         return float(text) if text else None
-    plan = {k: i(row, k) for k in ("tp", "pp", "dp", "batch", "seq", "microbatch", "virtual_stages")}
+    plan = {k: i(row, k) for k in ("tp", "pp", "dp", "batch", "seq", "microbatch", "virtual_stages", "cp", "ep",
+                                   "zero")}
     plan["recompute"] = row["recompute"] or None
     plan["sequence_parallel"] = row["sequence_parallel"] == "true"
+    for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B")):
+        plan[k] = (row.get(k) or "").strip() or default
     return Run(row["id"], row["run"], row["family"], row["kind"], _model(row["model"]), f(row, "params"),
-               f(row, "active_params"), f(row, "tokens"), hardware.get(row["accelerator"]), row["dtype"],
+               f(row, "active_params"), f(row, "tokens"), hardware.get(row["accelerator"]), row.get("system") or "",
+               row["dtype"],
                i(row, "n_gpus"), f(row, "gpu_hours"), f(row, "wall_days"), row["reported"], f(row, "reported_mfu"),
                row["mfu_convention"], row["mfu_note"], f(row, "step_seconds"), plan, row["location"], row["tier"], row["caveat"],
                row["bibkey"], row["checked"], row["source"])

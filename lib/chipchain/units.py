@@ -2,7 +2,7 @@
 
 Inside chipchain every quantity is in SI base units (FLOP, byte, second, watt, joule, US dollar) with decimal
 prefixes: 1 GB = 1e9 bytes, 1 TB/s = 1e12 bytes per second. Names that mean binary prefixes say so (``GiB``):
-memory capacities (HBM, DRAM, on-chip SRAM) are binary, and :func:`fmt_capacity` shows them as ``80 GiB (85.9 GB)``.
+memory capacities (HBM, DRAM, on-chip SRAM) are binary, and :func:`fmt_capacity` shows them as ``80 GiB = 85.9 GB``.
 Conversions happen only at the edge, here.
 
 Formatters return :class:`Text`, a ``str`` whose ``repr`` is the text itself, so a formatted value can be passed
@@ -211,15 +211,21 @@ _BINARY = [(TiB, "Ti"), (GiB, "Gi"), (MiB, "Mi"), (KiB, "Ki")]
 
 def fmt_capacity(nbytes, digits: int = 3) -> Text:
     """A memory capacity the way the book shows one to readers: binary first (what vendors mean by "GB" for HBM,
-    DRAM and on-chip SRAM), decimal in brackets: ``80 GiB (85.9 GB)``, ``228 KiB (233 kB)``.
+    DRAM and on-chip SRAM), then the same amount in decimal units after an equals sign: ``80 GiB = 85.9 GB``,
+    ``228 KiB = 233 kB``. One rule everywhere, and no brackets of its own, so a caller that puts the capacity in
+    parentheses never prints nested ones ("(80 GiB (85.9 GB))", the reader's pass, finding 27). Below a kibibyte
+    both are the same number of bytes and it is printed once.
 
     >>> fmt_capacity(80 * GiB)
-    80 GiB (85.9 GB)
+    80 GiB = 85.9 GB
     >>> fmt_capacity(228 * KiB)
-    228 KiB (233 kB)
+    228 KiB = 233 kB
+    >>> fmt_capacity(512)
+    512 B
     """
     n = _check.nonnegative("nbytes", _figure(nbytes))
-    return Text(f"{_prefixed(n, 'B', digits, _BINARY)} ({_prefixed(n, 'B', digits, _DECIMAL)})")
+    binary, decimal = _prefixed(n, 'B', digits, _BINARY), _prefixed(n, 'B', digits, _DECIMAL)
+    return Text(binary if str(binary) == str(decimal) else f"{binary} = {decimal}")
 
 
 def fmt_bandwidth(bandwidth, digits: int = 3) -> Text:

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 from functools import lru_cache, wraps
 
-from . import (_check, activations, assumptions, calibration, checkpoint, compute, hardware, inference, memory,
-               models, parallel, economics, plans, policy, power, reliability, serving, systems, units)
+from . import (_check, activations, assumptions, calibration, checkpoint, compute, frameworks, hardware, inference,
+               memory, models, parallel, economics, plans, policy, power, predictor, reliability, serving, systems,
+               units)
 from .units import DAY, kWh
 
-__all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "EvidenceStep", "PlanStep", "MemoryStep",
+__all__ = ["Walkthrough", "StatesStep", "ComputeStep", "TimeStep", "RunStep", "EvidenceStep", "PlanStep", "MemoryStep",
            "FailureStep", "ElectricityStep", "ExportStep", "ServingStep"]
 
 def _assumed(name, given):
@@ -71,6 +72,21 @@ class TimeStep:
 
 
 @dataclass(frozen=True)
+class RunStep:
+    """Step ③ bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict_plan`) times the steps the tokens
+    take, then chapter 7's failure overhead (step ⑥'s goodput) on the wall clock."""
+
+    step_seconds: float         #: predicted s per step
+    steps: float                #: tokens / tokens per step
+    seconds: float              #: s of training, steps × step_seconds
+    mfu: float                  #: 6ND / (seconds · n · peak), the book's one MFU
+    hfu: float                  #: executed FLOPs over the same
+    wall_seconds: float         #: seconds / goodput (interruptions, checkpoints, restarts)
+    interval: tuple             #: (low, high) s of training, the step's leave-one-family-out interval × steps
+    step: object                #: the chipchain.steptime.StepTime
+
+
+@dataclass(frozen=True)
 class EvidenceStep:
     """Step ③ from evidence: the MFU that comparable published runs achieved (lowest, median, highest; implied by
     their GPU-hours, downtime included) and what each makes of the run: wall-clock seconds, GPU-hours and dollars."""
@@ -97,8 +113,8 @@ class PlanStep:
     memory_per_gpu: float       #: bytes, states + activations
     fits: bool
     warnings: tuple
-    compute_seconds: float = 0.0   #: s of computing per step at the walkthrough's peak and MFU (no bubble, no comm)
-    step_seconds: float = 0.0      #: s per step: compute × (1 + bubble) + exposed communication
+    compute_seconds: float = 0.0   #: s of model computation per step on the busiest GPU (no bubble, no traffic)
+    step_seconds: float = 0.0      #: predicted s per step (chipchain.steptime: compute, bubble, exposed traffic)
 
 
 @dataclass(frozen=True)
@@ -203,7 +219,7 @@ def _serving_cached(acc_name, model_name, seq, gpus_per_node, price, usable) -> 
 
 #: the inputs :meth:`Walkthrough.replace` accepts
 _INPUTS = ("model", "accelerator", "n_gpus", "system", "cluster", "plan", "tokens", "mfu", "mfus", "dtype",
-           "peak_flops", "recipe", "batch")
+           "peak_flops", "recipe", "batch", "framework")
 
 
 def _once(step):
@@ -219,6 +235,10 @@ def _once(step):
     return once
 
 
+#: the source's plan for the running example (seed 000's "8 × 16 × 8"), with Korthikanti et al. 2022's settings
+SOURCE_PLAN = dict(tp=8, pp=16, dp=8, zero=1, sequence_parallel=True, recompute="selective")
+
+
 @dataclass(frozen=True, init=False)
 class Walkthrough:
     """The running example's inputs, as objects. Every argument takes a name or the record:
@@ -226,13 +246,17 @@ class Walkthrough:
     ``model`` (a :mod:`~chipchain.models` name or :class:`~chipchain.models.Model`, default GPT-3 175B);
     ``accelerator`` and ``n_gpus`` (default the A100 and 1,024), or ``system`` (a node name such as "DGX-H100"),
     or a whole ``cluster`` (:func:`chipchain.systems.cluster`); ``plan`` (a :class:`~chipchain.parallel.Plan`;
-    None → the fastest plan :func:`chipchain.plans.search` finds for ``batch`` sequences per step, which for the
-    default is the source's TP 8 × PP 16 × DP 8); ``tokens``; ``mfu`` and the ``mfus`` step ③ reports; ``dtype``
-    of the peak; ``peak_flops`` (FLOP/s per GPU; None → the accelerator's catalog dense peak at ``dtype``);
-    ``recipe`` (bytes of state per parameter, a name in :data:`chipchain.memory.RECIPES`); ``batch`` (sequences
-    per step, 1,536 as Narayanan et al. 2021 use for GPT-3 175B).
+    "source" → the source's TP 8 × PP 16 × DP 8 (:data:`SOURCE_PLAN`) when it is valid and fits, else the fastest
+    plan :func:`chipchain.plans.search` finds for ``batch`` sequences per step; None → that search);
+    ``tokens``; ``mfu`` (None → the MFU the plan's predicted step achieves, the bottom-up run; a number → a
+    what-if run at that utilisation) and the fixed ``mfus`` step ③ sets beside it (the source's 50 % and 30 %);
+    ``dtype`` of the peak and the training; ``peak_flops`` (FLOP/s per GPU; None → the catalog dense peak at
+    ``dtype``; used by the top-down figures); ``recipe`` (bytes of state per parameter, a name in
+    :data:`chipchain.memory.RECIPES`); ``batch`` (sequences per step, 1,536 as Narayanan et al. 2021 use for GPT-3
+    175B); ``framework`` (:mod:`chipchain.frameworks`; Megatron-LM 2022, the source plan's, by default).
 
-    ``plan`` is None (and :attr:`plan_reason` says why) when no plan fits; steps ① – ③, ⑥ and ⑦ still work.
+    ``plan`` is None (and :attr:`plan_reason` says why) when no plan fits; then the steps that need a plan
+    (③ bottom-up, ④, ⑤) refuse with that reason, and a run length needs a given ``mfu``.
 
     >>> Walkthrough(accelerator="A1000")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -245,16 +269,17 @@ class Walkthrough:
     plan: parallel.Plan | None
     plan_reason: str
     tokens: float
-    mfu: float
+    mfu_given: float | None
     mfus: tuple
     dtype: str
     peak_override: float | None
     recipe: str
     batch: int
+    framework: str
 
-    def __init__(self, model="GPT-3-175B", accelerator=None, n_gpus=None, *, system=None, cluster=None, plan=None,
-                 tokens=2 * units.TERA, mfu=0.5, mfus=(0.5, 0.3), dtype="bf16", peak_flops=None, recipe="mixed-adam",
-                 batch=1536):
+    def __init__(self, model="GPT-3-175B", accelerator=None, n_gpus=None, *, system=None, cluster=None,
+                 plan="source", tokens=2 * units.TERA, mfu=None, mfus=(0.5, 0.3), dtype="bf16", peak_flops=None,
+                 recipe="mixed-adam", batch=1536, framework="megatron-2022"):
         m = models.get(model)
         if cluster is not None:
             if accelerator is not None or system is not None:
@@ -266,36 +291,55 @@ class Walkthrough:
                                 1024 if n_gpus is None else n_gpus)
             if system is not None and accelerator is not None and hardware.get(accelerator) is not c.accelerator:
                 raise ValueError(f"accelerator {accelerator!r} is not the {c.node.name}'s {c.accelerator.name}")
-        mfu = _check.fraction("mfu", mfu)
+        mfu = None if mfu is None else _check.fraction("mfu", mfu)
         ms = tuple(_check.fraction("mfus", x) for x in (mfus if isinstance(mfus, (tuple, list)) else (mfus,)))
         if not isinstance(dtype, str):
             raise ValueError(f"dtype must be a number-format name such as 'bf16', got {dtype!r}")
         peak = None if peak_flops is None else _check.positive("peak_flops", peak_flops)
-        if peak is None:
-            c.accelerator.peak_flops(dtype)          # fails now, by name, if the catalog lacks that peak
+        c.accelerator.peak_flops(dtype)              # fails now, by name, if the catalog lacks that peak
         r = memory.recipe(recipe).name
         b = _check.integer("batch", batch)
+        fw = frameworks.get(framework).name
         reason = ""
+        if isinstance(plan, str) and plan == "source":
+            plan = self._source_plan(m, c, b, r, fw, dtype)
         if plan is None:
             try:
-                plan = plans.search(m, c, batch=b, recipe=r, mfu=mfu, top=1, dtype=dtype, peak_flops=peak)[0].plan
+                plan = plans.search(m, c, batch=b, recipe=r, top=1, dtype=dtype, framework=fw)[0].plan
             except ValueError as err:                  # plans.search says why no plan qualifies
                 reason = str(err)
         elif isinstance(plan, parallel.Plan):
             parallel.validate(plan, m, c)
         else:
-            raise ValueError(f"plan must be a chipchain.parallel.Plan or None, got {plan!r}")
+            raise ValueError(f"plan must be a chipchain.parallel.Plan, 'source' or None, got {plan!r}")
         for name, value in (("model", m), ("cluster", c), ("plan", plan), ("plan_reason", reason),
-                            ("tokens", _check.positive("tokens", tokens)), ("mfu", mfu), ("mfus", ms),
-                            ("dtype", dtype), ("peak_override", peak), ("recipe", r), ("batch", b)):
+                            ("tokens", _check.positive("tokens", tokens)), ("mfu_given", mfu), ("mfus", ms),
+                            ("dtype", dtype), ("peak_override", peak), ("recipe", r), ("batch", b),
+                            ("framework", fw)):
             object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _source_plan(m, c, batch, recipe, framework, dtype):
+        """The source's plan for the source's model (GPT-3 175B on 1,024 GPUs) if it is valid for this cluster and
+        batch and fits in memory; else None (another model or cluster is planned by the search)."""
+        k = SOURCE_PLAN
+        if m.name != "GPT-3-175B" or c.n_gpus != k["tp"] * k["pp"] * k["dp"] or batch % k["dp"]:
+            return None
+        p = parallel.Plan(microbatches=batch // k["dp"], **k)
+        try:
+            parallel.validate(p, m, c)
+            a = plans.analyze(p, m, c, recipe=recipe, framework=framework, dtype=dtype)
+        except ValueError:
+            return None
+        return p if a.fit.fits else None
 
     def replace(self, **changes) -> "Walkthrough":
         """A copy with some inputs changed (names as in the constructor), validated again.
 
         Changing the accelerator, system or ``dtype`` drops a ``peak_flops`` override (the new part's catalog peak
-        applies unless a new ``peak_flops`` is given); changing the model, the cluster or ``batch`` finds the plan
-        again unless a new ``plan`` is given.
+        applies unless a new ``peak_flops`` is given); changing the model, the cluster, ``batch``, ``recipe`` or
+        ``framework`` chooses the plan again (the source's if it still applies, else the search's) unless a new
+        ``plan`` is given.
 
         >>> Walkthrough().replace(n_gpus=2048).plan.n_gpus
         2048
@@ -304,8 +348,8 @@ class Walkthrough:
         if unknown:
             raise ValueError(f"Walkthrough has no input {unknown[0]!r}; inputs are {', '.join(_INPUTS)}")
         args = {"model": self.model, "cluster": self.cluster, "plan": self.plan, "tokens": self.tokens,
-                "mfu": self.mfu, "mfus": self.mfus, "dtype": self.dtype, "peak_flops": self.peak_override,
-                "recipe": self.recipe, "batch": self.batch}
+                "mfu": self.mfu_given, "mfus": self.mfus, "dtype": self.dtype, "peak_flops": self.peak_override,
+                "recipe": self.recipe, "batch": self.batch, "framework": self.framework}
         if {"accelerator", "system", "n_gpus"} & set(changes) and "cluster" not in changes:
             del args["cluster"]
             if "accelerator" not in changes and "system" not in changes:
@@ -313,8 +357,8 @@ class Walkthrough:
             args["n_gpus"] = self.n_gpus
         if {"accelerator", "system", "dtype"} & set(changes):
             args["peak_flops"] = None
-        if {"model", "accelerator", "system", "n_gpus", "cluster", "batch", "recipe"} & set(changes):
-            args["plan"] = None
+        if {"model", "accelerator", "system", "n_gpus", "cluster", "batch", "recipe", "framework", "dtype"} & set(changes):
+            args["plan"] = "source"
         args.update(changes)
         return Walkthrough(**args)
 
@@ -391,17 +435,37 @@ class Walkthrough:
         return memory.recipe(self.recipe).total
 
     @property
-    def effective_flops(self) -> float:
-        """Sustained cluster throughput, n · peak · MFU in FLOP/s (1,024 × 312e12 × 0.5 = 1.597e17).
+    def mfu(self) -> float:
+        """The run's MFU, 6ND / (T · n · peak): the given ``mfu``, or the one the plan's predicted step achieves
+        (:meth:`step3_run`; the catalog peak, whatever ``peak_flops`` says)."""
+        if self.mfu_given is not None:
+            return self.mfu_given
+        if self.plan is None:                # no plan to predict: the first assumed utilisation (the source's)
+            return self.mfus[0]
+        return self.step3_run().mfu
 
-        >>> f"{Walkthrough().effective_flops:.4g}"
+    @property
+    def mfu_basis(self) -> str:
+        """"predicted" (the plan's step, bottom-up), "given" (an ``mfu`` input) or "assumed" (no plan: ``mfus[0]``)."""
+        return "given" if self.mfu_given is not None else ("assumed" if self.plan is None else "predicted")
+
+    @property
+    def effective_flops(self) -> float:
+        """Sustained cluster throughput, n · peak · MFU in FLOP/s (the 6N FLOPs the run advances per second).
+
+        >>> f"{Walkthrough(mfu=0.5).effective_flops:.4g}"
         '1.597e+17'
         """
+        if self.mfu_basis == "predicted":
+            return self.step2_compute().flops / self.run_seconds
         return self.n_gpus * self.peak_flops * self.mfu
 
     @property
     def run_seconds(self) -> float:
-        """Length of the run at the walkthrough's own ``mfu`` (s)."""
+        """Seconds of training (no failures): the bottom-up run (:meth:`step3_run`), or C / (n · peak · ``mfu``)
+        when an ``mfu`` is given (or assumed: no plan)."""
+        if self.mfu_basis == "predicted":
+            return self.step3_run().seconds
         return compute.training_time(self.step2_compute().flops, self.n_gpus, self.peak_flops, self.mfu)
 
     # --- ① memory of states ---------------------------------------------------------------------------------
@@ -423,13 +487,15 @@ class Walkthrough:
     # --- ② compute ----------------------------------------------------------------------------------------
     @_once
     def step2_compute(self) -> ComputeStep:
-        """C = 6·N·D and the cluster's peak, n × peak per GPU (1,024 × 312e12 = 3.19e17 FLOP/s)."""
-        return ComputeStep(compute.training_flops(self.params, self.tokens), self.n_gpus * self.peak_flops)
+        """C = 6·N·D with N the active parameters (all of them for a dense model; 37 B of DeepSeek-V3's 671 B), and
+        the cluster's peak, n × peak per GPU (1,024 × 312e12 = 3.19e17 FLOP/s)."""
+        return ComputeStep(compute.training_flops(self.model.active_params, self.tokens),
+                           self.n_gpus * self.peak_flops)
 
     # --- ③ time -----------------------------------------------------------------------------------------------
     @_once
     def step3_time(self) -> TimeStep:
-        """T = C / (n · peak · MFU) at each utilisation in ``mfus``.
+        """Top-down: T = C / (n · peak · MFU) at each assumed utilisation in ``mfus`` (the source's 50 % and 30 %).
 
         >>> {m: round(d) for m, d in Walkthrough().step3_time().days.items()}
         {0.5: 152, 0.3: 254}
@@ -437,6 +503,26 @@ class Walkthrough:
         c = self.step2_compute().flops
         secs = {m: compute.training_time(c, self.n_gpus, self.peak_flops, m) for m in self.mfus}
         return TimeStep(secs, {m: s / DAY for m, s in secs.items()})
+
+    @_once
+    def step3_run(self) -> RunStep:
+        """Bottom-up: the plan's predicted step (:func:`chipchain.predictor.predict_plan`, the book's one step model at
+        its fitted efficiency, in ``framework``) × the D / (batch · s) steps the tokens take; then the wall clock
+        with chapter 7's failures (step ⑥'s goodput). MFU = 6ND / (T · n · peak) follows, so the top-down formula at
+        this MFU gives the same T to the second.
+
+        >>> r = Walkthrough().step3_run()
+        >>> round(r.step_seconds, 1), round(r.seconds / 86400), round(r.mfu, 3), round(r.wall_seconds / 86400)
+        (20.7, 152, 0.5, 156)
+        """
+        plan = self._require_plan()
+        s = predictor.predict_plan(plan, self.model, self.cluster, dtype=self.dtype, framework=self.framework,
+                              recipe=self.recipe, check_memory=False)
+        steps = self.tokens / s.tokens
+        secs = steps * s.seconds
+        lo, hi = predictor.interval(s.seconds)
+        g = self._goodput(secs)
+        return RunStep(s.seconds, steps, secs, s.mfu, s.hfu, secs / g, (lo * steps, hi * steps), s)
 
     def step3_evidence(self, price_per_gpu_hour=None, min_gpus=384) -> EvidenceStep:
         """Step ③ as a range: the run at the MFU that comparable published runs achieved
@@ -471,8 +557,8 @@ class Walkthrough:
         {'NVLink3': 406, 'IB-HDR': 7}
         """
         plan = self._require_plan()
-        a = parallel.analyze(plan, self.model, self.cluster, recipe=self.recipe, mfu=self.mfu,
-                             peak_flops=self.peak_flops)
+        a = plans.analyze(plan, self.model, self.cluster, recipe=self.recipe, dtype=self.dtype,
+                          framework=self.framework)
         traffic: dict = {}
         for row in a.comm:
             traffic[row.link] = traffic.get(row.link, 0.0) + row.sent_bytes
@@ -504,6 +590,21 @@ class Walkthrough:
                           self.card.require("memory_bytes"))
 
     # --- ⑥ failures over the run (chipchain.reliability; chapter 7) -----------------------------------------
+    def _failure_terms(self, write_bandwidth=None, restart_seconds=None, per_gpu_rate=None) -> tuple:
+        """(rate, MTBF, checkpoint bytes, write s, restart s, Daly interval, goodput) — goodput does not depend on
+        the run's length, so step ③'s wall clock and step ⑥ share it."""
+        rate = reliability.llama3_per_gpu_rate() if per_gpu_rate is None else _check.positive("per_gpu_rate",
+                                                                                               per_gpu_rate)
+        m = reliability.cluster_mtbf(rate, self.n_gpus)
+        size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
+        c = checkpoint.write_seconds(size, _assumed("checkpoint_write_bandwidth", write_bandwidth))
+        r = _check.nonnegative("restart_seconds", _assumed("restart_seconds", restart_seconds))
+        tau = checkpoint.daly_interval(c, m)
+        return rate, m, size, c, r, tau, checkpoint.goodput(tau, c, r, m)
+
+    def _goodput(self, _seconds=None) -> float:
+        return self._failure_terms()[-1]
+
     def step6_failures(self, write_bandwidth=None, restart_seconds=None, per_gpu_rate=None) -> FailureStep:
         """Interruptions over the run, Daly's checkpoint interval and the time lost (chapter 7).
 
@@ -519,17 +620,10 @@ class Walkthrough:
         >>> round(f.mtbf / 3600, 1), round(f.expected_interruptions), round(f.write_seconds)
         (49.5, 74, 49)
         >>> round(f.checkpoint_interval / 60), round(f.goodput, 3), round(f.lost_seconds / 86400, 1)
-        (69, 0.973, 4.2)
+        (69, 0.973, 4.1)
         """
-        rate = reliability.llama3_per_gpu_rate() if per_gpu_rate is None else _check.positive("per_gpu_rate",
-                                                                                               per_gpu_rate)
-        m = reliability.cluster_mtbf(rate, self.n_gpus)
+        rate, m, size, c, r, tau, g = self._failure_terms(write_bandwidth, restart_seconds, per_gpu_rate)
         t = self.run_seconds
-        size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
-        c = checkpoint.write_seconds(size, _assumed("checkpoint_write_bandwidth", write_bandwidth))
-        r = _check.nonnegative("restart_seconds", _assumed("restart_seconds", restart_seconds))
-        tau = checkpoint.daly_interval(c, m)
-        g = checkpoint.goodput(tau, c, r, m)
         return FailureStep(rate, m, t, reliability.expected_failures(rate * self.n_gpus, t), size, c, r,
                            checkpoint.young_interval(c, m), tau, g, t / g, t / g - t)
 
@@ -540,22 +634,24 @@ class Walkthrough:
         ``gpu_power`` W (default: the catalog TDP, 400 W for the A100); ``host_share`` W per GPU (default: one method
         for every server, :func:`chipchain.power.host_share` — the server's maximum rated power less its GPUs' TDP,
         per GPU: (6,500 − 8 × 400)/8 = 412.5 W for a DGX A100, 575 W for a DGX H100; an upper reference, since servers
-        rarely draw their maximum; a node without a rating in the catalog needs an explicit ``host_share``);
+        rarely draw their maximum; a node without a rating in the catalog takes the book's assumed
+        ``host_share_per_gpu`` of ``data/assumptions.csv``);
         ``pue`` and ``price_per_kwh`` $/kWh (default: the rows of ``data/energy_facts.csv`` that
         :func:`chipchain.power.electricity` reads, seed 002's 1.4 and $0.12, nearer a US commercial than an industrial
-        rate). T is :attr:`run_seconds` (152 days at 50 % MFU).
+        rate). T is the wall clock of step ⑥ — training plus what failures cost, the basis the rent is billed on too
+        (the cluster draws power while it restarts).
 
         >>> e = Walkthrough().step7_electricity()
         >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
-        (412.5, 4.25, 510, 1.5)
+        (412.5, 4.37, 524, 1.54)
         """
         p_gpu = self.card.require("tdp") if gpu_power is None else _check.positive("gpu_power", gpu_power)
         if host_share is None:
             try:
                 host_share = power.host_share(self.cluster.node)
-            except KeyError as err:
-                raise ValueError(f"host_share: {err.args[0]}; pass host_share= (W per GPU) explicitly") from None
-        t = self.run_seconds
+            except KeyError:                 # no rated server in the catalog: the book's stated assumption
+                host_share = assumptions.value("host_share_per_gpu")
+        t = self.step6_failures().wall_seconds
         e = power.electricity(self.n_gpus, p_gpu, t, host_share, pue, price_per_kwh)
         return ElectricityStep(p_gpu, e.host_share, e.pue, e.price_per_kwh, t, e.facility_power, e.energy,
                                e.energy / kWh, e.dollars, e.gpu_only_energy / kWh)
@@ -583,7 +679,7 @@ class Walkthrough:
         >>> {r: c.category for r, c in e.classifications.items()}
         {'2022-10': '3A090', '2023-10': '3A090.a'}
         >>> e.shippable["2023-10"], round(e.shippable_days["2023-10"])
-        ('H20', 321)
+        ('H20', 320)
         """
         flops = self.step2_compute().flops
         cls, ship, peak, days = {}, {}, {}, {}
@@ -610,6 +706,6 @@ class Walkthrough:
         acc, m = self.accelerator, self.model
         price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
         usable = _check.fraction("usable_fraction", _assumed("usable_memory_fraction", usable_fraction))
-        if models.get(m.name) is m and hardware.get(acc.name) is acc:      # catalog records: cache by name
+        if m.name in models.names() and models.get(m.name) is m and hardware.get(acc.name) is acc:   # cache
             return _serving_cached(acc.name, m.name, self.seq, self.gpus_per_node, price, usable)
         return _serving_step(acc, m, self.seq, self.gpus_per_node, price, usable)

@@ -190,3 +190,24 @@ def test_copy_is_trusted_and_figures_display(lab, page):
                           ".jp-OutputArea-output svg, .jp-RenderedSVG').length")
     assert shown >= stored > 0, f"{shown} figures shown, {stored} stored"
     assert "<Figure size" not in page.evaluate("() => document.querySelector('.jp-Notebook').innerText")
+
+
+def test_stored_controls_say_they_are_not_live_until_run(page):
+    """Issue 28 item 4: an explorer or "Predict first" shown before its cell has run says so on it."""
+    notes = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output .cc-stale')]"
+                          ".map(e => e.innerText)")
+    assert notes and all(lab_book.STALE_NOTE in n for n in notes), notes[:2]
+
+
+def test_chapter_opens_unmodified(page):
+    """Issue 28 item 4: a chapter just opened is not marked as modified (its tab shows no unsaved-changes dot)."""
+    try:      # the kernel starts after the notebook opens; what it reports (language_info) lands then
+        page.wait_for_function("() => /Idle/.test(document.querySelector('.jp-Notebook-ExecutionIndicator, "
+                               ".jp-KernelStatus')?.getAttribute('title') || document.body.innerText)",
+                               timeout=90_000, polling=1000)
+    except Exception:
+        pass
+    page.wait_for_timeout(3000)
+    dirty = page.evaluate("() => [...document.querySelectorAll('.lm-TabBar-tab.jp-mod-dirty')]"
+                          ".map(t => t.innerText)")
+    assert not dirty, f"opened as modified: {dirty}"

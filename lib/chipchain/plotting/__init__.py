@@ -7,7 +7,8 @@ explorable charts share it, and the typeface (DejaVu Sans, matplotlib's, named f
 >>> color(0)
 '#0072B2'
 
-**The explorable chart style** (:func:`svg_chart`, :func:`svg_hbars`, :func:`svg_bars`, :func:`svg_stacked`).
+**The explorable chart style** (:func:`svg_chart`, :func:`svg_hbars`, :func:`svg_bars`, :func:`svg_stacked`,
+:func:`svg_gantt`).
 An explorable must answer in < 50 ms and the static site precomputes every view, so these write small inline SVG
 directly (≈ 1 ms; matplotlib takes ≈ 300 ms). The rules every chart follows:
 
@@ -44,6 +45,9 @@ from ._style import PALETTE, axes, color, figure, style
 from ._svg import CHART_CSS, FONT_UNITS, VIEW_WIDTH, _Boxes, _width
 from ._ticks import _axis
 from .charts import svg_bars, svg_chart, svg_hbars, svg_stacked
+from .gantt import svg_gantt
+from . import diagrams
+from .diagrams import svg_diagram
 
-__all__ = ["PALETTE", "color", "style", "axes", "figure", "svg_chart", "svg_hbars", "svg_bars", "svg_stacked",
-           "CHART_CSS", "FONT_UNITS", "VIEW_WIDTH"]
+__all__ = ["PALETTE", "color", "style", "axes", "figure", "svg_chart", "svg_hbars", "svg_bars", "svg_stacked", "svg_gantt",
+           "svg_diagram", "diagrams", "CHART_CSS", "FONT_UNITS", "VIEW_WIDTH"]

@@ -54,7 +54,8 @@ def svg_chart(*, lines=(), points=(), vlines=(), hlines=(), xlog=False, ylog=Fal
               xticks=None, yticks=None, xformat=None, yformat=None, legend: str = "top") -> str:
     """A line/point chart as an HTML figure with inline SVG (the style in the module docstring).
 
-    ``lines``: dicts with ``x``, ``y`` (sequences), optional ``label``, ``color``, ``dash`` (bool).
+    ``lines``: dicts with ``x``, ``y`` (sequences), optional ``label``, ``color``, ``dash`` (bool), ``base`` (a
+    sequence as long as ``y``: the band between ``base`` and ``y`` is filled in the line's colour — stacked areas).
     ``points``: dicts with ``x``, ``y``, optional ``label`` (drawn beside the point), ``color``.
     ``vlines``/``hlines``: dicts with ``x``/``y``, optional ``label`` (drawn on the line), ``color``.
     ``xlabel``/``ylabel``: axis titles with their unit. ``alt`` (required): the text a screen reader reads.
@@ -121,6 +122,14 @@ def svg_chart(*, lines=(), points=(), vlines=(), hlines=(), xlog=False, ylog=Fal
     keys = []
     for i, d in enumerate(lines):
         c = d.get("color") or color(i)
+        if d.get("base") is not None:                     # a band: filled between ``base`` and ``y`` (stacked areas)
+            top_ = [at(x, y) for x, y in zip(d["x"], d["y"])]
+            low_ = [at(x, y) for x, y in zip(d["x"], d["base"])]
+            ring = [(min(max(px, rect[0]), rect[2]), min(max(py, rect[1]), rect[3]))
+                    for px, py in [p for p in top_ if p] + [p for p in reversed(low_) if p]]
+            if len(ring) > 2:
+                pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in ring)
+                out.append(f'<polygon points="{pts}" fill="{c}" fill-opacity="0.8" stroke="none"/>')
         dash = ' stroke-dasharray="7,5"' if d.get("dash") else ""
         for run in _polylines([at(x, y) for x, y in zip(d["x"], d["y"])], rect):
             pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in run)

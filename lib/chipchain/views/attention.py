@@ -7,9 +7,10 @@ from .._lazy import np
 
 from .. import _check, attention, attention_io, models, plotting, units, widgets
 from . import _layout
+from ._figure import Figure, key
 
-__all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "plot_hbm_traffic", "plot_peak_memory",
-           "traffic_explorer"]
+__all__ = ["score_memory_table", "online_softmax_trace", "traffic_table", "hbm_traffic_figure", "peak_memory_figure",
+           "traffic_explorer", "tiling_view", "tiling_explorer"]
 
 #: models of the score-memory table: Llama 3 8B (32 heads), GPT-3 175B (96), Llama 3.1 405B (128)
 SCORE_MODELS = ("Llama-3-8B", "GPT-3-175B", "Llama-3.1-405B")
@@ -80,45 +81,85 @@ def traffic_table(ns, d=64, sram=None, bytes_per_element=2):
     return pd.DataFrame(rows)
 
 
-def plot_hbm_traffic(ns, d=64, sram=None, bytes_per_element=2, ax=None):
-    """Log–log plot of HBM traffic per head vs N: counted (solid) and Theorem 2's order (dashed) for both
-    algorithms, with a dotted line at N = M/d, the lower end of the theorem's range. Returns the matplotlib Axes."""
+def _kib(nbytes) -> str:
+    return f"{nbytes / units.KiB:g} KiB"
+
+
+def hbm_traffic_figure(ns, d=64, sram=None, bytes_per_element=2):
+    """HBM traffic per head against N (log–log, :func:`traffic_table`): counted (solid, with points) and Theorem 2's
+    order (dashed) for both algorithms, with a reference line at N = M/d, the lower end of the theorem's range: a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = hbm_traffic_figure([1024, 4096], d=64)
+    >>> f.data["flash"], round(f.data["m_over_d"])
+    ([1048576.0, 10485760.0], 1536)
+    """
     sram = _a100_sram_elements() if sram is None else sram
     t = traffic_table(ns, d, sram, bytes_per_element)
-    ax = plotting.axes(ax)
-    for i, name in enumerate(("standard", "flash")):
-        label = "standard attention" if name == "standard" else "FlashAttention"
-        ax.loglog(t["N"], t[f"{name} (counted)"], "-o", color=plotting.color(i), label=f"{label}, counted")
-        ax.loglog(t["N"], t[f"{name} (Theorem 2 order)"], "--", color=plotting.color(i),
-                  label=f"{label}, Theorem 2 order")
-    if min(ns) < sram / d < max(ns):
-        ax.axvline(sram / d, color="#555", linestyle=":", linewidth=1)
-        ax.annotate("N = M/d", (sram / d, t["standard (counted)"].max()), xytext=(-4, 0),
-                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("HBM traffic per head (bytes)")
-    ax.set_title(f"d = {d}, SRAM = {sram * bytes_per_element / 1024:g} KiB")
-    ax.legend(fontsize=8)
-    return ax
+    xs = [int(v) for v in t["N"]]
+    got = {k: [units.stable(float(v)) for v in t[f"{k} (counted)"]] for k in ("standard", "flash")}
+    order = {k: [units.stable(float(v)) for v in t[f"{k} (Theorem 2 order)"]] for k in ("standard", "flash")}
+    names = {"standard": "standard attention", "flash": "FlashAttention"}
+    lines, points = [], []
+    for i, k in enumerate(("standard", "flash")):
+        lines.append({"x": xs, "y": got[k], "label": f"{names[k]}, counted", "color": plotting.color(i)})
+        lines.append({"x": xs, "y": order[k], "dash": True, "color": plotting.color(i),
+                      "label": f"{names[k]}, Theorem 2 order ({'N·d + N²' if k == 'standard' else 'N²d²/M'})"})
+        points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(xs, got[k])]
+    edge = sram / d
+    vlines = [{"x": edge, "label": f"N = M/d = {edge:,.0f}"}] if min(xs) < edge < max(xs) else []
+    ticks = [(x, f"{x:,}" if x < 1024 else f"{x // 1024}K") for x in xs[::2]]
+    size = _kib(sram * bytes_per_element)
+    alt = (f"Log–log chart of HBM bytes per head against sequence length N from {xs[0]:,} to {xs[-1]:,} (d = {d}, "
+           f"SRAM {size}): standard attention counted {units.fmt_bytes(got['standard'][0])} to "
+           f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][0])} to "
+           f"{units.fmt_bytes(got['flash'][-1])}; dashed, Theorem 2's orders with constant 1.")
+    html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, xlog=True, ylog=True, xticks=ticks,
+                              xlabel="sequence length N (tokens)", ylabel="HBM traffic per head (bytes)",
+                              height=340, title=f"d = {d}, SRAM M = {size} of {bytes_per_element}-byte elements",
+                              alt=alt)
+    text = (f"HBM traffic per head, d = {d}, SRAM {size}: at N = {xs[-1]:,} standard "
+            f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][-1])} "
+            f"({got['standard'][-1] / got['flash'][-1]:.1f}x less)")
+    return Figure(html, text, {"ns": xs, "standard": got["standard"], "flash": got["flash"],
+                               "standard_order": order["standard"], "flash_order": order["flash"], "m_over_d": edge})
 
 
-def plot_peak_memory(measured, d=64, block_q=128, block_k=128, bytes_per_element=8, ax=None):
-    """Peak extra memory vs N: measured points (a DataFrame with columns N, naive, flash in bytes, e.g. from
-    :func:`chipchain.attention.peak_extra_memory`) and the models :func:`~chipchain.attention.naive_extra_memory`
-    and :func:`~chipchain.attention.flash_extra_memory` (lines).
-    Returns the matplotlib Axes."""
-    ax = plotting.axes(ax)
-    ns = list(measured["N"])
-    ax.loglog(ns, measured["naive"], "o", color=plotting.color(0), label="standard, measured")
-    ax.loglog(ns, [attention.naive_extra_memory(n, d, bytes_per_element=bytes_per_element) for n in ns], "-",
-              color=plotting.color(0), label="standard, model 2N² + Nd")
-    ax.loglog(ns, measured["flash"], "s", color=plotting.color(1), label="flash, measured")
-    ax.loglog(ns, [attention.flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element)
-                   for n in ns], "-", color=plotting.color(1), label="flash, model Nd + tiles")
-    ax.set_xlabel("sequence length N (tokens)")
-    ax.set_ylabel("peak extra memory (bytes)")
-    ax.legend(fontsize=8)
-    return ax
+def peak_memory_figure(measured, d=64, block_q=128, block_k=128, bytes_per_element=8):
+    """Peak extra memory against N (log–log): measured points (a mapping or DataFrame with columns N, naive, flash
+    in bytes, e.g. from :func:`chipchain.attention.peak_extra_memory`) and the models
+    :func:`~chipchain.attention.naive_extra_memory` and :func:`~chipchain.attention.flash_extra_memory` (lines): a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = peak_memory_figure({"N": [256, 512], "naive": [1.2e6, 4.5e6], "flash": [6e5, 7e5]})
+    >>> f.data["naive_model"]
+    [1179648.0, 4456448.0]
+    """
+    ns = [int(_check.positive("N", n)) for n in measured["N"]]
+    if not ns:
+        raise ValueError("measured must hold at least one N")
+    naive = [float(v) for v in measured["naive"]]
+    flash = [float(v) for v in measured["flash"]]
+    m_naive = [float(attention.naive_extra_memory(n, d, bytes_per_element=bytes_per_element)) for n in ns]
+    m_flash = [float(attention.flash_extra_memory(n, d, block_q, block_k, bytes_per_element=bytes_per_element))
+               for n in ns]
+    c0, c1 = plotting.color(0), plotting.color(1)
+    lines = [{"x": ns, "y": m_naive, "color": c0, "label": "standard, model 2N² + N·d"},
+             {"x": ns, "y": m_flash, "color": c1, "label": "flash, model N·d + one tile"}]
+    points = ([{"x": n, "y": v, "color": c0} for n, v in zip(ns, naive)]
+              + [{"x": n, "y": v, "color": c1} for n, v in zip(ns, flash)])
+    legend = key([("standard, measured", c0, "dot"), ("flash, measured", c1, "dot")])
+    alt = (f"Log–log chart of peak extra memory of one attention head against N from {ns[0]:,} to {ns[-1]:,} "
+           f"(d = {d}, {bytes_per_element}-byte elements): standard attention measured "
+           f"{units.fmt_bytes(naive[0])} to {units.fmt_bytes(naive[-1])} on a line of slope two; FlashAttention "
+           f"{units.fmt_bytes(flash[0])} to {units.fmt_bytes(flash[-1])}, far lower and flatter.")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
+                              xticks=[(n, f"{n:,}") for n in ns], xlabel="sequence length N (tokens)",
+                              ylabel="peak extra memory (bytes)", height=320, alt=alt)
+    text = (f"Peak extra memory at N = {ns[-1]:,} (d = {d}): standard model {units.fmt_bytes(m_naive[-1])}, flash "
+            f"model {units.fmt_bytes(m_flash[-1])}")
+    return Figure(legend + html, text, {"ns": ns, "naive": naive, "flash": flash, "naive_model": m_naive,
+                                        "flash_model": m_flash})
 
 
 _EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
@@ -180,3 +221,96 @@ def traffic_explorer():
     ], title="HBM traffic of attention: standard vs FlashAttention")
 
 
+
+
+# --- FlashAttention's tiling step by step (issue 28) -----------------------------------------------------------------
+#: the stepper's case: one head, N = 1,024, d = 64, the A100's 192 KiB of L1 + shared memory in BF16 elements
+TILE_N, TILE_D = 1024, 64
+
+
+def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str:
+    """HTML for one step of FlashAttention's forward pass (:func:`chipchain.attention_io.flash_tile_steps`,
+    FlashAttention-2's order: Q blocks outside, K/V blocks inside): the N × N score matrix cut into B_r × B_c tiles
+    (done, current, still to do; none is ever written to HBM), what sits in SRAM, and the bytes moved from HBM so
+    far against the whole pass and against standard attention (:func:`chipchain.attention_io.standard_hbm_accesses`).
+    ``step`` 0 is before the first load."""
+    dg = plotting.diagrams
+    m = _a100_sram_elements(bytes_per_element) if sram is None else sram
+    steps = attention_io.flash_tile_steps(n, d, m)
+    k = _check.integer("step", step, minimum=0)
+    if k >= len(steps):
+        raise ValueError(f"step must be at most {len(steps) - 1} for N = {n:,}, got {step!r}")
+    st = steps[k]
+    br, bc = attention_io.block_sizes(d, m)
+    tr, tc = -(-n // br), -(-n // bc)
+    T, W = dg.TEXT, plotting.VIEW_WIDTH
+    left, top = dg.text_width("Q00") + 8, 1.4 * T
+    gw = W - left - 4
+    gh = 11 * T
+    sx, sy = gw / n, gh / n
+    cur, body = (st.i, st.j), []
+    body.append(dg.text(left, 0.95 * T, f"K, V blocks j = 0 … {tc - 1} ({bc} rows each)"))
+    for i in range(tr):
+        q0, q1 = i * br, min(n, (i + 1) * br)
+        y, h = top + q0 * sy, (q1 - q0) * sy
+        lit_q = st.i == i
+        body.append(dg.text(0, y + min(h, 1.2 * T) / 2 + 0.35 * T, f"Q{i}", fill=plotting.color(1) if lit_q else "#333",
+                            weight=600 if lit_q else None))
+        for j in range(tc):
+            kk0 = j * bc
+            done = st.i is not None and (i < st.i or (i == st.i and j < st.j))
+            now = (i, j) == cur
+            fill = plotting.color(1) if now else ("#9ccbe8" if done else "#e4e4e4")
+            body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill, stroke="#fff", width=1,
+                                rx=0))
+    height = top + gh + 4
+    where = ("before the first load" if st.i is None else
+             f"Q block {st.i} (rows {st.q_rows[0]:,}–{st.q_rows[1] - 1:,}) with K, V block {st.j} "
+             f"(rows {st.k_rows[0]:,}–{st.k_rows[1] - 1:,})")
+    alt = (f"FlashAttention tiling, N = {n:,}, d = {d}: the {n:,} × {n:,} score matrix in {tr} × {tc} tiles of "
+           f"{br} × {bc}; step {k} of {len(steps) - 1}: {where}; {k} tiles computed, none written to HBM.")
+    grid = dg.svg_diagram("".join(body), height, alt=alt, legend=[
+        ("in SRAM now", plotting.color(1), "box"), ("computed and discarded", "#9ccbe8", "box"),
+        ("still to do", "#e4e4e4", "box")])
+    std = attention_io.standard_hbm_accesses(n, d, m) * bytes_per_element
+    whole = steps[-1].total * bytes_per_element
+    so_far = st.total * bytes_per_element
+
+    def b(v):
+        return str(units.fmt_bytes(v, 3))
+
+    bars = plotting.svg_hbars(
+        [("FlashAttention so far", so_far / units.MB, plotting.color(1)),
+         ("FlashAttention, whole pass", whole / units.MB, "#9ccbe8"),
+         ("standard attention, whole pass", std / units.MB, plotting.color(0))],
+        xlabel="bytes moved between HBM and SRAM (MB)", unit_format=lambda v: b(v * units.MB),
+        alt=f"HBM traffic so far {b(so_far)}; FlashAttention's whole pass {b(whole)}; standard attention {b(std)}")
+    if st.i is None:
+        sram_line = "SRAM is empty."
+    else:
+        rows_q, rows_k = st.q_rows[1] - st.q_rows[0], st.k_rows[1] - st.k_rows[0]
+        used = 2 * rows_q * d + 2 * rows_k * d + rows_q * rows_k + 2 * rows_q
+        sram_line = (f"In SRAM: Q{st.i} and its output accumulator O{st.i} ({rows_q} × {d} each), K{st.j} and V{st.j} "
+                     f"({rows_k} × {d} each), the score tile S ({rows_q} × {rows_k}) and the running max and sum: "
+                     f"{used:,} of {m:,} elements.")
+    cards = _layout.headline([
+        ("step", f"{k} of {len(steps) - 1}", f"Q block {st.i}, K/V block {st.j}" if st.i is not None else "start"),
+        ("loaded this step", b(st.loaded * bytes_per_element),
+         ("K, V" + (f" + Q{st.i}" if st.j == 0 else "") + (f" + write O{st.i}" if st.writes_output else ""))
+         if st.i is not None else "—"),
+        ("moved so far", b(so_far), f"whole pass {b(whole)}; standard {b(std)}")])
+    tail = (_layout.verdict(f"Done: {b(whole)} moved, {std / whole:.1f}× less than standard attention's {b(std)}, "
+                            f"which writes and reads the {n:,} × {n:,} score matrix.", True)
+            if k == len(steps) - 1 else _layout.para(sram_line, small=True))
+    return cards + grid + tail + bars
+
+
+@widgets.explorer
+def tiling_explorer():
+    """Chapter 5: FlashAttention's forward pass tile by tile (FlashAttention-2's order, one head, N = 1,024, d = 64,
+    the A100's 192 KiB in BF16 elements); default: before the first load."""
+    m = _a100_sram_elements()
+    last = len(attention_io.flash_tile_steps(TILE_N, TILE_D, m)) - 1
+    return widgets.explore(tiling_view, [
+        widgets.Slider("step", "Step", list(range(last + 1)), value=0, fmt=lambda v: "start" if v == 0 else f"{v}"),
+    ], title="FlashAttention tile by tile: what sits in SRAM, what crosses to HBM")

@@ -4,9 +4,10 @@ an explorer of one configuration's predicted breakdown beside its measured time.
 """
 from __future__ import annotations
 
+import math
 import statistics
 
-from .. import calibration, plotting, published_runs, tables, units, widgets
+from .. import calibration, plotting, predictor, published_runs, tables, units, widgets
 from . import _layout
 from ._figure import Figure, key
 
@@ -63,7 +64,7 @@ def mfu_table():
 
 
 def step_table(leave_one_out=True):
-    """:func:`chipchain.calibration.step_errors` as a pandas DataFrame: each fully specified configuration, its
+    """:func:`chipchain.predictor.step_errors` as a pandas DataFrame: each fully specified configuration, its
     measured and predicted seconds per step, the relative error, the efficiency used and how many rows it was
     fitted on."""
     import pandas as pd
@@ -71,23 +72,24 @@ def step_table(leave_one_out=True):
     rows = [{"configuration": published_runs.get(e.name).run, "family": e.family, "plan": _plan(e),
              "measured (s)": f"{e.measured:,.2f}", "predicted (s)": f"{e.predicted:,.2f}",
              "error": f"{e.error:+.1%}".replace("%", " %"), "η": f"{e.efficiency:.3f}",
-             "η fitted on": f"{len(e.fitted_on)} other rows" if leave_one_out else f"{len(e.fitted_on)} rows"}
-            for e in calibration.step_errors(leave_one_out)]
+             "η fitted on": (f"{len(e.fitted_on)} other families" if leave_one_out
+                             else f"{len(e.fitted_on)} families")}
+            for e in predictor.step_errors("family" if leave_one_out else "none")]
     return pd.DataFrame(rows).set_index("configuration")
 
 
 def _plan(e) -> str:
     p = e.prediction.plan
-    return f"TP {p.tp} × PP {p.pp} × DP {p.dp}, {p.recompute} recompute"
+    return f"{p}, {p.recompute} recomputation"
 
 
 def error_table(fixed_mfu=0.5):
-    """Median and worst relative error per family of runs, for the step-time predictor (leave-one-out) and for
+    """Median and worst relative error per family of runs, for the step-time predictor (leave-one-family-out) and for
     GPU-hours (leave-one-out median MFU, and the fixed MFU), as a pandas DataFrame.
 
     >>> t = error_table()
     >>> t.loc["all step configurations", "median |error|"]
-    '4.42 %'
+    '25.6 %'
     """
     import pandas as pd
 
@@ -97,7 +99,7 @@ def error_table(fixed_mfu=0.5):
         return {"family": what, "rows": len(a), "median |error|": _pct(statistics.median(a)),
                 "worst error": f"{worst:+.1%}".replace("%", " %")}
 
-    steps, hours = calibration.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
+    steps, hours = predictor.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
     rows = [summary(f"step time: {f}", [e.error for e in steps if e.family == f])
             for f in dict.fromkeys(e.family for e in steps)]
     rows.append(summary("all step configurations", [e.error for e in steps]))
@@ -146,7 +148,7 @@ def plot_step_scatter(ax=None):
     (leave-one-out efficiencies), one colour per family, with the identity line and ± 15 % / ± 30 % bands.
     Returns the Axes."""
     ax = plotting.axes(ax)
-    errs = calibration.step_errors()
+    errs = predictor.step_errors()
     _identity(ax, 0.5, 200)
     for i, fam in enumerate(dict.fromkeys(e.family for e in errs)):
         pts = [e for e in errs if e.family == fam]
@@ -195,16 +197,16 @@ def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):
 def calibration_figure(fixed_mfu=0.5):
     """Chapter 14's figure as two chart-system charts, one above the other (:class:`~chipchain.views._figure.Figure`):
     predicted against measured seconds per step of every fully specified configuration (leave-one-out
-    efficiencies, :func:`chipchain.calibration.step_errors`), one colour per family; and predicted against reported
+    efficiencies, :func:`chipchain.predictor.step_errors`), one colour per family; and predicted against reported
     GPU-hours of whole runs (:func:`chipchain.calibration.gpu_hours_errors`) at the median MFU of the other runs of
     the generation and at a fixed ``fixed_mfu``; each with the identity line and ± 15 % / ± 30 % lines.
 
     >>> f = calibration_figure()
     >>> len(f.data["steps"]), len(f.data["hours"])
-    (14, 16)
+    (150, 16)
     """
 
-    steps, hours = calibration.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
+    steps, hours = predictor.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
     fams = list(dict.fromkeys(e.family for e in steps))
     within = lambda errs, band: sum(abs(e) <= band for e in errs)                 # noqa: E731
     fixed = f"at a fixed {fixed_mfu:.0%} MFU".replace("%", " %")
@@ -213,11 +215,13 @@ def calibration_figure(fixed_mfu=0.5):
                 + "; ".join(f"{fam}: errors from {min(e.error for e in steps if e.family == fam):+.0%} to "
                             f"{max(e.error for e in steps if e.family == fam):+.0%}" for fam in fams)
                 + f". {within([e.error for e in steps], 0.15)} of {len(steps)} lie within ± 15 %.")
+    values = [v for e in steps for v in (e.measured, e.predicted)]
+    lim = (10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values))))   # every point shown
     step_chart = _agreement_chart(
         [(fam, plotting.color(i), [(e.measured, e.predicted) for e in steps if e.family == fam])
-         for i, fam in enumerate(fams)], (0.5, 200), identity="predicted = measured",
+         for i, fam in enumerate(fams)], lim, identity="predicted = measured",
         xlabel="measured seconds per step (s, published)", ylabel="predicted seconds per step (s)",
-        title="Seconds per step: fully specified configurations (leave-one-out efficiency)", alt=step_alt)
+        title="Seconds per step: published configurations, each predicted without its family", alt=step_alt)
     hours_alt = (f"Log–log chart of predicted against reported GPU-hours for {len(hours)} whole runs, with the "
                  f"identity line and lines at ± 15 and ± 30 %: at the median MFU of the other runs, "
                  f"{within([e.error for e in hours], 0.15)} of {len(hours)} lie within ± 15 % and "
@@ -241,15 +245,17 @@ def step_explorer():
     """One fully specified published configuration: its predicted step broken into compute, recomputation,
     pipeline bubble and exposed communication, against the measured time, with the efficiency fitted on the other
     rows (leave-one-out) or on all rows."""
-    errs = {True: {e.name: e for e in calibration.step_errors(True)},
-            False: {e.name: e for e in calibration.step_errors(False)}}
+    errs = {True: {e.name: e for e in predictor.step_errors("family")},
+            False: {e.name: e for e in predictor.step_errors("none")}}
 
     def render(name, leave_one_out):
         e = errs[leave_one_out][name]
         p, r = e.prediction, published_runs.get(name)
         sec = lambda v: f"{v:,.2f} s"                                            # noqa: E731
-        bar = plotting.svg_bars([("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble),
-                                 ("exposed communication", p.exposed_comm)], capacity=e.measured,
+        parts = [("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble)]
+        parts += [(f"exposed {k} traffic", v) for k, v in p.exposed.items() if v > 0]
+        parts += [("optimizer step", p.optimizer)]
+        bar = plotting.svg_bars(parts, capacity=e.measured,
                                 capacity_label="measured", unit_format=sec, xlabel="time per step (s)",
                                 alt=f"Predicted step of {r.run}: {p.seconds:.2f} s against {e.measured:.2f} s measured")
         stated = f"the paper states {_pct(r.reported_mfu)}" if r.reported_mfu else "not stated in the paper"
@@ -259,13 +265,13 @@ def step_explorer():
             ("predicted MFU", _pct(p.mfu), f"HFU {_pct(p.hfu)}; {stated}")])
         head = _layout.para(f"{r.run} — {_plan(e)}, {r.n_gpus:,} × {r.accelerator.name}")
         tail = _layout.para(f"η = {p.efficiency:.3f}, fitted on {len(e.fitted_on)} "
-                            f"{'other ' if leave_one_out else ''}rows of the {r.accelerator.name}. Source: {r.source} "
+                            f"{'other ' if leave_one_out else ''}families of published runs. Source: {r.source} "
                             f"({r.location}); tier {r.tier}.", small=True)
         return head + cards + bar + tail
 
     names = list(errs[True])
     return widgets.explore(render, [
         widgets.Choice("name", "Configuration", {published_runs.get(n).run: n for n in names}, value="kort-175b-sel"),
-        widgets.Choice("leave_one_out", "Efficiency fitted on", {"the other rows": True, "all rows": False},
+        widgets.Choice("leave_one_out", "Efficiency fitted on", {"the other families": True, "every row": False},
                        value=True),
     ], title="One published configuration, predicted and measured")

@@ -8,10 +8,11 @@ import html
 
 from .. import _check, hardware, numerics, plotting, roofline, units, widgets
 from . import _layout
+from ._figure import Figure
 from ..hardware import Accelerator
 from ..units import fmt_percent
 
-__all__ = ["spec_sheet", "format_table", "plot_roofline", "roofline_view", "roofline_explorer", "precision_view",
+__all__ = ["spec_sheet", "format_table", "roofline_figure", "roofline_view", "roofline_explorer", "precision_view",
            "precision_explorer", "EXPLORER_ACCELERATORS"]
 
 #: the parts offered by the chapter-1 explorers (catalog names)
@@ -85,13 +86,19 @@ def format_table():
     return pd.DataFrame(rows).set_index("format")
 
 
-def plot_roofline(accelerators=("A100", "H100"), dtype="bf16", operators=None, ax=None,
-                  intensity_range=(1e-2, 1e4), sparse=False):
-    """Draw log–log rooflines (:func:`chipchain.roofline.attainable_flops`) for one or more accelerators, with
-    operators placed on them.
+def roofline_figure(accelerators=("A100", "H100"), dtype="bf16", operators=None, intensity_range=(1e-2, 1e4),
+                    sparse=False, measured=None, title=None):
+    """Log–log rooflines (:func:`chipchain.roofline.attainable_flops`) of one or more accelerators at ``dtype`` as a
+    chart-system figure (:class:`~chipchain.views._figure.Figure`), each with its ridge point
+    (:func:`chipchain.roofline.ridge_point`), and operators placed on the first accelerator's roof.
 
-    ``operators``: a mapping label → arithmetic intensity (FLOP/byte); each is drawn at its attainable
-    throughput on the first accelerator. Returns the matplotlib Axes.
+    ``operators``: a mapping label → arithmetic intensity (FLOP/byte). ``measured``: an optional roofline measured on
+    a machine, ``(label, peak_flops, bandwidth)`` in FLOP/s and byte/s (:func:`chipchain.roofline.attainable`),
+    drawn dashed. ``intensity_range``: the x axis (FLOP/byte).
+
+    >>> f = roofline_figure(["A100", "H100"], "bf16", {"matmul n=256 (BF16)": 85.3})
+    >>> [round(r) for _, r in f.data["ridges"]], round(f.data["points"][0][2])
+    ([153, 295], 174)
     """
     import numpy as np
 
@@ -103,43 +110,45 @@ def plot_roofline(accelerators=("A100", "H100"), dtype="bf16", operators=None, a
                                       else accelerators)]
     if not accs:
         raise ValueError("accelerators must name at least one accelerator")
-    ax = plotting.axes(ax)
-    x = np.logspace(np.log10(lo), np.log10(hi), 200)
-    ridges = []
-    for i, acc in enumerate(accs):
+    ridges = [(acc.name, roofline.ridge_point(acc, dtype, sparse)) for acc in accs]
+    base = [float(v) for v in np.logspace(np.log10(lo), np.log10(hi), 61)]
+    lines, vlines, summary = [], [], []
+    kind = "sparse" if sparse else "dense"
+    for i, (acc, (_, ridge)) in enumerate(zip(accs, ridges)):
         peak, bw = acc.peak_flops(dtype, sparse=sparse), acc.require("memory_bandwidth")
-        color = plotting.color(i)
-        ax.loglog(x, _tera(roofline.attainable_flops(acc, x, dtype, sparse)), color=color, lw=2,
-                  label=f"{acc.name} ({_tera(peak):,.0f} TFLOP/s, {bw / units.TB:.2f} TB/s)")
-        ridge = roofline.ridge_point(acc, dtype, sparse)
-        ridges.append((ridge, color))
-    bottom = _tera(roofline.attainable_flops(accs[-1], lo, dtype, sparse))
-    for k, (ridge, color) in enumerate(sorted(ridges)):
-        ax.axvline(ridge, color=color, ls=":", lw=1)
-        # ridge labels run up their own line near the floor, the lower ridge to its left, the higher to its right
-        left = k == 0 and len(ridges) > 1
-        ax.annotate(f"ridge {ridge:.0f}", (ridge, bottom), textcoords="offset points",
-                    xytext=(-3 if left else 3, 2), rotation=90, ha="right" if left else "left", va="bottom",
-                    fontsize=9, color=color)
-    # operators right of the slope are labelled in the empty region under the roofs beyond the last ridge, with
-    # leader lines that do not cross (the lower intensity gets the lower label)
-    placed = sorted((operators or {}).items(), key=lambda kv: kv[1])
-    right = [kv for kv in placed if kv[1] >= 1]
-    x_text = max(r for r, _ in ridges) * 2.2
-    for label, intensity in placed:
-        y = _tera(roofline.attainable_flops(accs[0], intensity, dtype, sparse))
-        ax.plot([intensity], [y], "o", color="black", ms=5, zorder=4)
-        if intensity < 1:          # far left: room right of the point, under the slope
-            ax.annotate(label, (intensity, y), textcoords="offset points", xytext=(8, -14), fontsize=9)
-            continue
-        k = right.index((label, intensity))
-        ax.annotate(label, (intensity, y), xytext=(x_text, y / 6 ** (len(right) - k)), ha="left", va="center",
-                    fontsize=9, arrowprops={"arrowstyle": "-", "color": "#555", "lw": 0.8, "shrinkB": 4,
-                                            "shrinkA": 2})
-    ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
-    ax.set_ylabel(f"attainable {dtype.upper()} TFLOP/s (dense, log scale)")
-    ax.legend(loc="upper left", fontsize=9)
-    return ax
+        xs = sorted(set(base) | ({ridge} if lo < ridge < hi else set()))
+        ys = [float(v) for v in _tera(roofline.attainable_flops(acc, np.array(xs), dtype, sparse))]
+        lines.append({"x": xs, "y": ys, "color": plotting.color(i),
+                      "label": f"{acc.name} ({_tera(peak):,.0f} TFLOP/s {kind}, {bw / units.TB:.2f} TB/s)"})
+        if lo < ridge < hi:
+            vlines.append({"x": ridge, "color": plotting.color(i),
+                           "label": f"{acc.name} ridge {ridge:,.0f}" if len(accs) > 1 else f"ridge {ridge:,.0f}"})
+        summary.append(f"{acc.name}: {_tera(peak):,.1f} TFLOP/s, {bw / units.TB:.2f} TB/s, ridge {ridge:,.0f} FLOP/byte")
+    if measured is not None:
+        label, m_peak, m_bw = measured
+        m_peak, m_bw = _check.positive("measured peak_flops", m_peak), _check.positive("measured bandwidth", m_bw)
+        ys = [float(v) for v in _tera(roofline.attainable(np.array(base), m_peak, m_bw))]
+        lines.append({"x": base, "y": ys, "color": "#000", "dash": True, "label": str(label)})
+        summary.append(f"{label}: {units.fmt_rate(m_peak)}, {units.fmt_bandwidth(m_bw)}, ridge "
+                       f"{m_peak / m_bw:,.1f} FLOP/byte")
+    pts = []
+    for label, intensity in sorted((operators or {}).items(), key=lambda kv: kv[1]):
+        intensity = _check.positive(f"operators[{label!r}]", intensity)
+        pts.append((str(label), float(intensity),
+                    float(_tera(roofline.attainable_flops(accs[0], intensity, dtype, sparse)))))
+    all_y = [y for d in lines for y in d["y"]] + [y for _, _, y in pts]
+    top = max(all_y)
+    ylim = (max(min(all_y), top * 1e-7) / 1.5, top * 8)
+    points = [{"x": i, "y": y, "label": l, "color": "#000"} for l, i, y in pts]
+    where = (" Operators on the " + accs[0].name + "'s roof: "
+             + "; ".join(f"{l} at {i:,.2f} FLOP/byte, {y:,.2f} TFLOP/s" for l, i, y in pts) + ".") if pts else ""
+    alt = (f"Log–log rooflines at {dtype.upper()} ({kind}): " + "; ".join(summary) + "." + where)
+    html = plotting.svg_chart(
+        lines=lines, points=points, vlines=vlines, xlog=True, ylog=True, xlim=(lo, hi), ylim=ylim,
+        xlabel="arithmetic intensity (FLOP/byte)", ylabel=f"attainable {dtype.upper()} TFLOP/s ({kind})",
+        height=340, alt=alt, title=title or "")
+    text = f"Rooflines at {dtype.upper()} ({kind}): " + "; ".join(summary) + ("." + where if pts else "")
+    return Figure(html, text, {"ridges": ridges, "points": pts, "lines": [(d["label"], d["x"], d["y"]) for d in lines]})
 
 
 def roofline_view(accelerator, dtype, n) -> str:
@@ -148,6 +157,11 @@ def roofline_view(accelerator, dtype, n) -> str:
     import numpy as np
 
     acc = hardware.get(accelerator)
+    if dtype not in acc.precisions():          # a plain sentence, not the catalog's error (issue 27, reader #10)
+        matrix = "Tensor Cores" if acc.vendor == "NVIDIA" else "matrix engines"
+        return widgets.message(f"The {acc.name} has no {dtype.upper()} {matrix}: no {dtype.upper()} peak is "
+                               f"published for it, so there is no {dtype.upper()} roofline to draw. Pick another "
+                               "precision, or a newer chip.")
     peak = acc.peak_flops(dtype)
     ridge = roofline.ridge_point(acc, dtype)
     bpe = units.bytes_per_element(dtype)

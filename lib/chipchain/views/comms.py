@@ -12,12 +12,14 @@ from dataclasses import replace
 
 from .._lazy import np
 
-from .. import comms, hardware, links, plotting, systems, tables, units, widgets
+from .. import _check, comms, hardware, links, plotting, ringsim, systems, tables, units, widgets
 from . import _layout
+from ._figure import Figure
 
-__all__ = ["link_table", "plot_links", "plot_allreduce_vs_size", "dp_scaling_curve", "dp_gpu_counts",
-           "plot_scaling_efficiency",
-           "topologies", "allreduce_explorer", "scaling_explorer"]
+__all__ = ["link_table", "links_figure", "allreduce_size_figure", "dp_scaling_curve", "dp_gpu_counts",
+           "scaling_efficiency_figure",
+           "topologies", "allreduce_explorer", "scaling_explorer", "allreduce_step_view",
+           "allreduce_steps_explorer"]
 
 #: how figures and tables name the all-reduce algorithms of :data:`chipchain.comms.ALGORITHMS`
 LABELS = {"ring": "ring", "tree": "binary tree (unpipelined)", "double-tree": "double binary tree (NCCL)",
@@ -46,41 +48,69 @@ def link_table(names=None):
     return pd.DataFrame(rows).set_index("name")
 
 
-def plot_links(names=CHART_LINKS, ax=None):
-    """Horizontal bars of per-direction bandwidth (log scale) for catalog links, bidirectional marked. Returns Axes."""
-    ax = plotting.axes(ax)
+def links_figure(names=CHART_LINKS):
+    """Per-direction bandwidth of catalog links (:mod:`chipchain.links`) as named bars on a log scale, coloured by
+    the link's kind, each name carrying its bidirectional figure: a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = links_figure(["NVLink4", "IB-NDR"])
+    >>> f.data["bars"]
+    [('NVLink4', 450000000000.0, 900000000000.0), ('IB-NDR', 50000000000.0, 100000000000.0)]
+    """
     lks = [links.get(n) for n in names]
-    ys = range(len(lks))[::-1]
+    if not lks:
+        raise ValueError("names must list at least one link")
     kinds = list(dict.fromkeys(lk.kind for lk in lks))
-    for y, lk in zip(ys, lks):
-        ax.barh(y, lk.bandwidth_per_direction / 1e9, color=plotting.color(kinds.index(lk.kind)))
-        ax.plot(lk.bidirectional_bandwidth / 1e9, y, "k|", ms=12)
-    ax.set_yticks(list(ys))
-    ax.set_yticklabels([lk.name for lk in lks])
-    ax.set_xscale("log")
-    ax.set_xlabel("GB/s per direction (bar); both directions summed (tick)")
-    return ax
+    colours = {k: plotting.color(i) for i, k in enumerate(kinds)}
+
+    def gbps(v):
+        return f"{v:,.4g}"
+
+    rows = [(f"{lk.name} ({gbps(lk.bidirectional_bandwidth / units.GB)} GB/s both directions)",
+             lk.bandwidth_per_direction / units.GB, colours[lk.kind]) for lk in lks]
+    alt = ("Horizontal bars, log scale, of per-direction link bandwidth: "
+           + "; ".join(f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks) + ".")
+    html = plotting.svg_hbars(rows, xlabel="bandwidth per direction (GB/s)", log=True, alt=alt,
+                              unit_format=lambda v: f"{gbps(v)} GB/s", legend=[(k, colours[k]) for k in kinds])
+    text = "Per-direction bandwidth: " + "; ".join(
+        f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks)
+    return Figure(html, text, {"bars": [(lk.name, lk.bandwidth_per_direction, lk.bidirectional_bandwidth)
+                                        for lk in lks], "kinds": kinds})
 
 
-def plot_allreduce_vs_size(cluster="DGX-H100", n_gpus=64, sizes=None, ax=None):
-    """Log-log plot of all-reduce time against message size for every algorithm of
-    :data:`chipchain.comms.ALGORITHMS` (the unpipelined textbook tree and NCCL's double binary tree) on ``n_gpus`` GPUs of
-    ``cluster`` (see :func:`chipchain.comms.cluster_allreduce_time`). Returns the Axes."""
-    ax = plotting.axes(ax)
+def allreduce_size_figure(cluster="DGX-H100", n_gpus=64, sizes=None):
+    """All-reduce time against message size (log–log) for every algorithm of :data:`chipchain.comms.ALGORITHMS`
+    (the unpipelined textbook tree dashed, NCCL's double binary tree, ring, hierarchical) on ``n_gpus`` GPUs of
+    ``cluster`` (:func:`chipchain.comms.cluster_allreduce_time`), with the fastest algorithm named at the smallest and
+    the largest size: a chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = allreduce_size_figure("DGX-H100", 1024)
+    >>> f.data["fastest"]
+    [(1000.0, 'tree'), (31622776601.7, 'double-tree')]
+    """
     if isinstance(cluster, systems.Cluster):
         node, n = cluster.node, cluster.n_gpus
     else:
         node = systems.node(cluster)
         n = node.gpus_per_node if n_gpus is None else n_gpus
-    sizes = np.logspace(3, 10.5, 60) if sizes is None else np.asarray(sizes, dtype=float)
+    xs = [units.stable(float(v)) for v in (np.logspace(3, 10.5, 61) if sizes is None else np.asarray(sizes, float))]
+    curves, lines = {}, []
     for i, algo in enumerate(comms.ALGORITHMS):
-        ax.loglog(sizes, comms.cluster_allreduce_time(sizes, node, n, algo), label=LABELS[algo],
-                  color=plotting.color(i), lw=2, ls="--" if algo == "tree" else "-")
-    ax.set_xlabel("message size M (bytes per GPU)")
-    ax.set_ylabel("all-reduce time (s)")
-    ax.set_title(f"{n} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between")
-    ax.legend(frameon=False)
-    return ax
+        ys = [float(v) for v in comms.cluster_allreduce_time(np.array(xs), node, n, algo)]
+        curves[algo] = ys
+        lines.append({"x": xs, "y": ys, "label": LABELS[algo], "color": plotting.color(i), "dash": algo == "tree"})
+    fastest = [(x, min(curves, key=lambda a: curves[a][k])) for k, x in ((0, xs[0]), (len(xs) - 1, xs[-1]))]
+    title = f"{n:,} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between"
+    alt = (f"Log–log chart of all-reduce time against message size from {units.fmt_bytes(xs[0])} to "
+           f"{units.fmt_bytes(xs[-1])} on {title}: "
+           + "; ".join(f"{LABELS[a]} {units.fmt_duration(curves[a][0])} to {units.fmt_duration(curves[a][-1])}"
+                       for a in curves)
+           + f". Fastest for the smallest message: {LABELS[fastest[0][1]]}; for the largest: {LABELS[fastest[1][1]]}.")
+    html = plotting.svg_chart(lines=lines, xlog=True, ylog=True, xlabel="message size M per GPU (bytes)",
+                              ylabel="all-reduce time (s)", xformat="si", height=320, title=title, alt=alt)
+    text = (f"All-reduce on {title}: fastest at {units.fmt_bytes(xs[0])} is {LABELS[fastest[0][1]]}, at "
+            f"{units.fmt_bytes(xs[-1])} {LABELS[fastest[1][1]]}")
+    return Figure(html, text, {"sizes": xs, "curves": curves, "fastest": fastest, "n_gpus": n})
 
 
 def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, dp_overlap=0.0,
@@ -134,26 +164,40 @@ def dp_gpu_counts(batch_tokens, seq=2048, largest=4096):
     return counts
 
 
-def plot_scaling_efficiency(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
-                            dp_overlap=0.0, ax=None):
-    """Scaling efficiency against GPU count for several node designs (default: DGX H100, DGX A100, PCIe Gen4 cards
-    with 100 GbE), each point with the fastest all-reduce algorithm at that count, up to the largest count that
-    leaves every GPU one 2,048-token sequence. Returns the Axes."""
-    ax = plotting.axes(ax)
+def scaling_efficiency_figure(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
+                              dp_overlap=0.0):
+    """Scaling efficiency of data parallelism against GPU count (:func:`dp_scaling_curve`) for several node designs
+    (default: DGX H100, DGX A100, PCIe Gen4 cards with 100 GbE), each point with the fastest all-reduce algorithm at
+    that count, up to the largest count that leaves every GPU one 2,048-token sequence: a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = scaling_efficiency_figure(7e9, 4e6, hardware.get("H100").peak_flops("bf16"))
+    >>> [(k, round(e[-1], 2)) for k, e in f.data["efficiency"].items()][0]
+    ('NVLink4 + IB-NDR', 0.86)
+    """
     counts = gpu_counts or dp_gpu_counts(batch_tokens)
     if nodes is None:
         designs = topologies()
         nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
+    lines, points, eff = [], [], {}
     for i, node in enumerate(systems.node(x) for x in nodes):
         df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, dp_overlap)
-        ax.semilogx(df.index, df["efficiency"], marker="o", label=f"{node.intra.name} + {node.inter.name}",
-                    color=plotting.color(i))
-    ax.set_xlabel("GPUs")
-    ax.set_ylabel("scaling efficiency (speedup / GPUs)")
-    ax.set_title("fastest all-reduce at each GPU count", fontsize=10)
-    ax.set_ylim(0, 1.05)
-    ax.legend(frameon=False)
-    return ax
+        label = f"{node.intra.name} + {node.inter.name}"
+        ys = [units.stable(float(v)) for v in df["efficiency"]]
+        eff[label] = ys
+        lines.append({"x": list(df.index), "y": ys, "label": label, "color": plotting.color(i)})
+        points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(df.index, ys)]
+    ticks = [(c, f"{c:,}") for c in (counts if len(counts) <= 6 else counts[::2])]
+    alt = (f"Line chart, log x axis from {counts[0]:,} to {counts[-1]:,} GPUs, of data-parallel scaling efficiency "
+           f"(speedup / GPUs), fastest all-reduce at each count: "
+           + "; ".join(f"{k} from {v[0]:.2f} to {v[-1]:.2f}" for k, v in eff.items()) + ".")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylim=(0, 1.05), xticks=ticks,
+                              yticks=[0, 0.25, 0.5, 0.75, 1.0], yformat=lambda v: f"{v:.2f}",
+                              xlabel="GPUs (log scale)", ylabel="scaling efficiency (speedup / GPUs)", height=320,
+                              title="Fastest all-reduce at each GPU count", alt=alt)
+    text = "Scaling efficiency: " + "; ".join(
+        f"{k} {v[0]:.2f} at {counts[0]:,} GPUs -> {v[-1]:.2f} at {counts[-1]:,}" for k, v in eff.items())
+    return Figure(html, text, {"counts": list(counts), "efficiency": eff})
 
 
 def _seconds(v) -> str:
@@ -245,3 +289,123 @@ def scaling_explorer():
         widgets.Choice("batch", "Global batch", {"1M tokens": 1e6, "4M tokens": 4e6, "16M tokens": 16e6}, value=4e6),
         widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: str(units.fmt_percent(v))),
     ], title="Data parallelism: GPUs → scaling efficiency")
+
+
+# --- the collectives step by step (issue 28) ------------------------------------------------------------------------
+#: the message the step-by-step explorer passes: 14 GB, the 7B model's BF16 gradients (the chapter's case)
+STEP_NBYTES = 14e9
+STEP_RANKS = (4, 8)
+_PHASE = {"start": "before the first send", "reduce-scatter": "reduce-scatter", "all-gather": "all-gather",
+          "reduce": "reduce (up the tree)", "broadcast": "broadcast (down the tree)"}
+
+
+def _shade(k, n):
+    """Fill of a cell whose copy sums ``k`` of ``n`` ranks' data: pale to the palette's blue; green when complete."""
+    if k >= n:
+        return plotting.color(2)
+    t = (k - 1) / max(n - 1, 1)
+    lo, hi = (0xE8, 0xF1, 0xF8), (0x56, 0x9E, 0xCC)
+    return "#" + "".join(f"{round(a + (b - a) * t):02X}" for a, b in zip(lo, hi))
+
+
+def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
+    """HTML for one state of an all-reduce on ``n_ranks`` ranks (:func:`chipchain.ringsim.allreduce_steps`): a
+    rank × chunk grid (each cell: how many ranks' data that copy of the chunk sums; the sends of this step outlined),
+    the bytes of this step and so far, and the total the algorithm ends on. ``step`` 0 is the state before any send;
+    a step past the algorithm's last shows its final state."""
+    dg = plotting.diagrams
+
+    states = ringsim.allreduce_steps(n_ranks, nbytes, algorithm)
+    last = len(states) - 1
+    k = min(_check_step(step), last)
+    st, n = states[k], n_ranks
+    send_c, recv_c = plotting.color(1), "#000"
+    label_w = dg.text_width("rank 0") + 8
+    top = 1.3 * dg.TEXT
+    cw = (plotting.VIEW_WIDTH - label_w - 4) / n
+    ch = 1.7 * dg.TEXT
+    body = []
+    for c in range(n):
+        body.append(dg.text(label_w + (c + 0.5) * cw, top - 0.35 * dg.TEXT, f"c{c}", anchor="middle"))
+    senders = {(src, c) for src, _, c in st.sends}
+    receivers = {(dst, c) for _, dst, c in st.sends}
+    for r in range(n):
+        y = top + r * ch
+        body.append(dg.text(0, y + 0.65 * ch + 0.3 * dg.TEXT, f"rank {r}"))
+        for c in range(n):
+            who = st.holds[r][c]
+            x = label_w + c * cw
+            sending = (r, c) in senders or (r, None) in senders
+            getting = (r, c) in receivers or (r, None) in receivers
+            stroke, width, dash = ("#bbb", 1.0, False)
+            if sending:
+                stroke, width, dash = send_c, 4.0, False
+            elif getting:
+                stroke, width, dash = recv_c, 2.5, True
+            fill = _shade(len(who), n)
+            body.append(dg.rect(x + 2, y + 2, cw - 4, ch - 4, fill=fill, stroke=stroke, width=width, dash=dash))
+            body.append(dg.text(x + cw / 2, y + ch / 2 + 0.35 * dg.TEXT, f"{len(who)}/{n}",
+                                fill="#000",
+                                anchor="middle"))
+    height = top + n * ch + 4
+    name = "ring" if algorithm == "ring" else "binary tree (unpipelined)"
+    sends = "; ".join(f"{s} → {d}" + ("" if c is None else f" (chunk c{c})") for s, d, c in st.sends)
+    alt = (f"{name} all-reduce on {n} ranks, {'start' if k == 0 else f'after step {k} of {last}'} "
+           f"({_PHASE[st.phase]}): a {n} × {n} grid of ranks by chunks; "
+           + (f"sends: {sends}; " if sends else "")
+           + f"{sum(len(w) == n for row in st.holds for w in row)} of {n * n} chunk copies hold the full sum.")
+    grid = plotting.svg_diagram("".join(body), height, alt=alt, legend=[
+        ("sent in this step", send_c, "box"), ("received (added, or stored)", "#000", "dash"),
+        ("copy holds all ranks' data", plotting.color(2), "box"), ("a partial sum", _shade(max(n // 2, 1), n), "box")])
+    total, per_send = max(st.total), nbytes / n if algorithm == "ring" else nbytes
+    end = states[-1].total
+    def size(v):
+        return units.fmt_bytes(v, 3)
+
+    if algorithm == "ring":
+        goal = comms.allreduce_bytes_per_rank(nbytes, n)
+        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
+                 ("each rank sends", str(size(st.sent[0])) if k else "—", f"M/n = {size(per_send)} a step"),
+                 ("sent so far, per rank", str(size(st.total[0])), f"ends at 2(n−1)/n · M = {size(goal)}")]
+    else:
+        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
+                 ("ranks sending", f"{len(st.sends)} of {n}" if k else "—", f"the whole M = {size(nbytes)} each"),
+                 ("most sent by one rank", str(size(total)), f"ends at {size(max(end))}"),
+                 ("sent by all ranks", str(size(sum(st.total))), f"ends at 2(n−1)·M = {size(sum(end))}")]
+    if k == last:
+        done = (f"Done: every rank holds all {n} chunks summed over all {n} ranks, after {last} steps. "
+                + (f"Each rank sent {size(end[0])} — 2(n−1)/n · M, the least any all-reduce can send."
+                   if algorithm == "ring" else
+                   f"The ranks sent {size(sum(end))} in all, as much as the ring, but each step carries the whole "
+                   f"message, so the time is {last} × M/B instead of the ring's 2(n−1)/n × M/B."))
+        if step > last:
+            done = (f"The {'ring' if algorithm == 'ring' else 'tree'} on {n} ranks has only {last} steps; this is "
+                    f"its final state. " + done)
+        tail = _layout.verdict(done, True)
+    elif k == 0:
+        tail = _layout.para(f"Each rank starts with its own {size(nbytes)} buffer, cut into {n} chunks c0–c{n - 1}; "
+                            f"a cell reads 1/{n}: that copy holds one rank's data.")
+    else:
+        tail = _layout.para(f"Step {k} ({_PHASE[st.phase]}): {sends}.", small=True)
+    return _layout.headline(cards) + grid + tail
+
+
+def _check_step(step):
+    return _check.integer("step", step, minimum=0)
+
+
+@widgets.explorer
+def allreduce_steps_explorer():
+    """Chapter 3: a ring or binary-tree all-reduce of 14 GB step by step on 4 or 8 ranks (default: the ring on 8,
+    before the first send)."""
+    most = 2 * (max(STEP_RANKS) - 1)
+
+    def render(tree, n_ranks, step):
+        return allreduce_step_view("tree" if tree else "ring", n_ranks, step)
+
+    return widgets.explore(render, [
+        widgets.Toggle("tree", "Algorithm", value=False, labels=["ring", "binary tree"]),
+        widgets.Choice("n_ranks", "Ranks", {f"{n}": n for n in STEP_RANKS}, value=8),
+        widgets.Slider("step", "Step", list(range(most + 1)), value=0,
+                       fmt=lambda v: "start" if v == 0 else f"{v}"),
+    ], title="All-reduce step by step: who sends which chunk, who holds what")

@@ -2,11 +2,12 @@
 the bubble and same-cards explorers. Every number comes from :mod:`chipchain.deepseek` and the modules it uses."""
 from __future__ import annotations
 
-from .. import _check, calibration, compute, deepseek, hardware, memory, parallel, plotting, tables, units, widgets
+from .. import _check, calibration, compute, deepseek, hardware, memory, plotting, schedules, tables, units, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import DAY
 
-__all__ = ["accounting_table", "bubble_table", "recipe_table", "same_job_table", "plot_pipeline_efficiency",
+__all__ = ["accounting_table", "bubble_table", "recipe_table", "same_job_table", "pipeline_efficiency_figure",
            "bubble_view", "bubble_explorer", "same_cards_explorer"]
 
 
@@ -25,8 +26,19 @@ def accounting_table(run: deepseek.Report = deepseek.V3):
     return pd.DataFrame(rows).set_index("stage")
 
 
+#: Table 2's bubble expressions as the report writes them (DeepSeek-AI 2024)
+TABLE2_FORMULAS = {"1F1B": "(PP − 1)(F + B)", "ZB-H1": "(PP − 1)(F + B − 2W)", "DualPipe": "(PP/2 − 1)(F&B + B − 3W)"}
+
+
+def _unbroken(formula: str) -> str:
+    """A formula that wraps only between its bracketed factors: no-break spaces inside a factor, a zero-width
+    break between factors (so a phone never cuts "3W" from its sign)."""
+    return formula.replace(" ", "\u00a0").replace(")(", ")\u200b(")
+
+
 def bubble_table(pp=16, f=1.0, b=2.0, w=1.0):
-    """Table 2 of the V3 report evaluated at ``pp`` and chunk times F, B, W, as a pandas DataFrame.
+    """Table 2 of the V3 report evaluated at ``pp`` and chunk times F, B, W (:func:`chipchain.schedules.bubble`,
+    F&B = F + B), as a pandas DataFrame with the report's expression beside each value.
 
     >>> float(bubble_table(16).loc["1F1B", "bubble (units of F)"])
     45.0
@@ -34,9 +46,10 @@ def bubble_table(pp=16, f=1.0, b=2.0, w=1.0):
     import pandas as pd
 
     rows = []
-    for s in parallel.PIPELINE_SCHEDULES:
+    for s in deepseek.SCHEDULES:
         mem = deepseek.schedule_memory(s, pp)
-        rows.append({"schedule": s, "bubble (units of F)": parallel.schedule_bubble(s, pp, f, b, w) / f,
+        rows.append({"schedule": s, "bubble formula": _unbroken(TABLE2_FORMULAS[s]),
+                     "bubble (units of F)": schedules.bubble(s, pp, 1, f, b, w) / f,
                      "parameter copies": mem.param_copies,
                      "activations held (micro-batches)": mem.activation_microbatches})
     return pd.DataFrame(rows).set_index("schedule")
@@ -63,31 +76,38 @@ def same_job_table(jobs: dict, n_gpus=deepseek.V3.n_gpus, price_per_gpu_hour=dee
                          for k, j in jobs.items()}).T
 
 
-def plot_pipeline_efficiency(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64, 96, 128, 192, 256), ax=None):
-    """Static figure: useful-compute fraction of 1F1B, ZB1P and DualPipe against micro-batches per iteration
-    (:func:`chipchain.deepseek.pipeline_efficiency`, F : B : W = 1 : 2 : 1). Returns the Axes."""
-    ax = plotting.axes(ax)
+def pipeline_efficiency_figure(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64, 96, 128, 192, 256)):
+    """Static figure (chart system): useful-compute fraction of 1F1B, ZB-H1 and DualPipe against micro-batches per
+    iteration (:func:`chipchain.deepseek.pipeline_efficiency`, F : B : W = 1 : 2 : 1), log₂ x axis; the key sits
+    above the plot, off the data.
+
+    >>> [round(v, 1) for v in pipeline_efficiency_figure().data["lines"]["DualPipe"][:2]]
+    [77.4, 83.7]
+    """
     p = _check.integer("pp", pp, minimum=2)
-    for i, s in enumerate(parallel.PIPELINE_SCHEDULES):
-        ms = [m for m in microbatches if m >= p and m % 2 == 0]
-        ax.plot(ms, [100 * deepseek.pipeline_efficiency(s, p, m, comm=comm) for m in ms], marker="o", ms=3,
-                color=plotting.color(i), ls="--" if s == "ZB1P" else "-", label=s)
-    ax.set_xscale("log", base=2)
-    ticks = [m for m in (16, 32, 64, 128, 256, 512) if min(microbatches) <= m <= max(microbatches)]
-    ax.set_xticks(ticks, [str(m) for m in ticks])
-    ax.set_ylim(0, 100)
-    ax.set_xlabel("micro-batches per iteration")
-    ax.set_ylabel("useful compute (%)")
-    ax.set_title(f"PP = {p}, communication = {comm:g} × compute")
-    ax.legend(loc="lower right")
-    return ax
+    ms = [m for m in microbatches if m >= p and m % 2 == 0]
+    if not ms:
+        raise ValueError(f"microbatches must hold an even count of at least pp ({p}), got {microbatches!r}")
+    data = {s: [100 * deepseek.pipeline_efficiency(s, p, m, comm=comm) for m in ms] for s in deepseek.SCHEDULES}
+    lines = [{"x": ms, "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB-H1"}
+             for i, (s, ys) in enumerate(data.items())]
+    ticks = [m for m in (16, 32, 64, 128, 256, 512) if ms[0] <= m <= ms[-1]]
+    alt = (f"Line chart of useful compute against micro-batches from {ms[0]} to {ms[-1]} at PP = {p} and "
+           f"communication {comm:g} × compute: " + "; ".join(f"{s} from {ys[0]:.0f} to {ys[-1]:.0f} %"
+                                                               for s, ys in data.items()) + ".")
+    html = plotting.svg_chart(lines=lines, xlog=True, ylim=(0, 100), xticks=[(m, f"{m}") for m in ticks],
+                              xlabel="micro-batches per iteration (log scale)", ylabel="useful compute (%)",
+                              title=f"PP = {p}, communication = {comm:g} × compute", alt=alt, height=300)
+    text = "; ".join(f"{s}: {ys[0]:.1f} % at {ms[0]} → {ys[-1]:.1f} % at {ms[-1]} micro-batches"
+                     for s, ys in data.items())
+    return Figure(html, text, {"microbatches": ms, "lines": data})
 
 
 _COMMS = tuple(i / 20 for i in range(21))            # communication / compute from 0 to 1 (DualPipe's model range)
 
 
 def bubble_view(pp, microbatches, w) -> str:
-    """One view of :func:`bubble_explorer`: useful compute of 1F1B, ZB1P and DualPipe against the communication
+    """One view of :func:`bubble_explorer`: useful compute of 1F1B, ZB-H1 and DualPipe against the communication
     ratio c (0 to 1) at a chosen depth, number of micro-batches and W — the axis the chapter's figure holds fixed
     at c = 0.5 — with the bubbles of Table 2 and the useful share at c = 0, 0.5 and 1 in a table."""
     import pandas as pd
@@ -95,10 +115,10 @@ def bubble_view(pp, microbatches, w) -> str:
     if microbatches < pp:
         raise ValueError(f"{microbatches} micro-batches cannot fill {pp} pipeline stages (need at least {pp})")
     lines, rows = [], []
-    for i, s in enumerate(parallel.PIPELINE_SCHEDULES):
+    for i, s in enumerate(deepseek.SCHEDULES):
         ys = [deepseek.pipeline_efficiency(s, pp, microbatches, 1.0, 2.0, w, c) * 100 for c in _COMMS]
-        lines.append({"x": list(_COMMS), "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB1P"})
-        rows.append({"schedule": s, "bubble": parallel.schedule_bubble(s, pp, 1.0, 2.0, w),
+        lines.append({"x": list(_COMMS), "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB-H1"})
+        rows.append({"schedule": s, "bubble": schedules.bubble(s, pp, 1, 1.0, 2.0, w),
                      "c0": ys[0], "c05": ys[10], "c1": ys[20]})
     chart = plotting.svg_chart(
         lines=lines, vlines=[{"x": 0.5, "label": "c = 0.5 (the figure above)"}], xlim=(0, 1), ylim=(0, 100),
@@ -116,7 +136,7 @@ def bubble_view(pp, microbatches, w) -> str:
 
 @widgets.explorer
 def bubble_explorer():
-    """Pipeline efficiency of 1F1B, ZB1P and DualPipe against the communication-to-compute ratio, for a pipeline
+    """Pipeline efficiency of 1F1B, ZB-H1 and DualPipe against the communication-to-compute ratio, for a pipeline
     depth, a number of micro-batches and a split of the backward pass (the book's model on Table 2). The chapter's
     figure plots the same model against micro-batches at c = 0.5; this turns it around."""
     return widgets.explore(bubble_view, [
@@ -124,7 +144,7 @@ def bubble_explorer():
         widgets.Slider("microbatches", "Micro-batches", [16, 32, 64, 128, 256], value=32),
         widgets.Slider("w", "W (weight-gradient part of B = 2F)", [0.5, 1.0, 1.5], value=1.0,
                        fmt=lambda v: f"{v:g} F"),
-    ], title="Pipeline bubbles against communication: 1F1B vs ZB1P vs DualPipe")
+    ], title="Pipeline bubbles against communication: 1F1B vs ZB-H1 vs DualPipe")
 
 
 @widgets.explorer

@@ -12,7 +12,7 @@ from ._figure import Figure
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
            "process_node_table", "packaging_table", "decode_roofline_points", "decode_roofline_figure",
-           "plot_moore_projection",
+           "moore_projection_figure",
            "serving_explorer"]
 
 #: what every table prints in place of a throughput for a configuration whose weights + KV cache do not fit
@@ -137,7 +137,7 @@ def edge_fit_table(memory_bytes=None, names=("Llama-2-7B", "Llama-3-8B", "Llama-
     an edge device in :mod:`chipchain.devices`). A pandas DataFrame of GB needed with a ✓ / ✗ per memory size.
 
     >>> t = edge_fit_table()
-    >>> t.loc[("Llama-3-8B", "int4"), "8 GiB (8.59 GB)"], t.loc[("Llama-3-8B", "bf16"), "16 GiB (17.2 GB)"]
+    >>> t.loc[("Llama-3-8B", "int4"), "8 GiB = 8.59 GB"], t.loc[("Llama-3-8B", "bf16"), "16 GiB = 17.2 GB"]
     ('✓', '✗')
     """
     import pandas as pd
@@ -182,7 +182,7 @@ def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512),
     labelled "does not fit" with the memory it would need.
 
     >>> {k: round(v) for k, v in decode_roofline_points("H100", "Llama-3-8B", 2048, (1, 64, 512)).items()}
-    {'decode, batch 1': 1, 'decode, batch 64': 33, 'decode, batch 512 (does not fit: needs 153 GB, card holds 80 GiB (85.9 GB))': 57, 'prefill 2048 tokens': 2082}
+    {'decode, batch 1': 1, 'decode, batch 64': 33, 'decode, batch 512 (does not fit: needs 153 GB, card holds 80 GiB = 85.9 GB)': 57, 'prefill 2048 tokens': 2082}
     """
     acc = hardware.get(accelerator)
     have = acc.require("memory_bytes")
@@ -280,37 +280,49 @@ def packaging_table(names=None):
     return pd.DataFrame(rows).set_index("accelerator")
 
 
-def plot_moore_projection(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year_range=(2005.0, 2035.0), ax=None):
+def moore_projection_figure(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, year_range=(2005.0, 2035.0)):
     """Relative transistor budget per chip (``base_year`` = 1) under several doubling times
-    (:func:`chipchain.moore.doubling_projection`), with TSMC's node dates marked. A projection with a stated
-    assumption (growth follows the 2-year doubling up to ``base_year`` and each line's doubling time after it),
-    not a fit to data. Returns the matplotlib Axes.
-    """
-    import numpy as np
+    (:func:`chipchain.moore.doubling_projection`), with TSMC's node dates (:func:`chipchain.moore.all_process_nodes`,
+    volume production) marked — a chart-system figure (:class:`~chipchain.views._figure.Figure`). A projection
+    with a stated assumption (growth follows the 2-year doubling up to ``base_year`` and each line's doubling time
+    after it), not a fit to data.
 
+    >>> f = moore_projection_figure()
+    >>> [(T, round(v)) for T, v in f.data["at_end"]]
+    [(2.0, 1024), (3.0, 102), (4.0, 32)]
+    """
     lo = _check.number("year_range[0]", year_range[0], allow_negative=True)
     hi = _check.number("year_range[1]", year_range[1], allow_negative=True)
     if lo >= hi:
         raise ValueError(f"year_range must be increasing, got {year_range!r}")
     t0 = _check.number("base_year", base_year, allow_negative=True)
-    ax = plotting.axes(ax)
-    t = np.linspace(lo, hi, 200)
-    before, after = t[t <= t0], t[t >= t0]
-    ax.semilogy(before, moore.doubling_projection(before, 2.0, t0), color="black", lw=2,
-                label="2-year doubling until the base year (assumed)")
-    for i, T in enumerate(doubling_times):
-        T = _check.positive("doubling_times", T)
-        ax.semilogy(after, moore.doubling_projection(after, T, t0), color=plotting.color(i), lw=2,
-                    ls="-" if T == 2.0 else "--", label=f"doubling every {T:g} years after {t0:g}")
-    for node in moore.all_process_nodes():
-        ax.axvline(node.volume_year, color="#777", ls=":", lw=1)
-        ax.annotate(f"TSMC {node.name}", (node.volume_year, 0.05), rotation=90, fontsize=8, color="#555",
-                    xytext=(2, 0), textcoords="offset points", va="bottom")
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel("year")
-    ax.set_ylabel(f"transistors per chip, relative to {t0:g} (log)")
-    ax.legend(loc="upper left", fontsize=8)
-    return ax
+    if not lo <= t0 <= hi:
+        raise ValueError(f"base_year must lie in year_range {year_range!r}, got {base_year!r}")
+    Ts = [_check.positive("doubling_times", T) for T in doubling_times]
+    if not Ts:
+        raise ValueError("doubling_times must hold at least one doubling time")
+    n = 60
+    before = [lo + (t0 - lo) * k / n for k in range(n + 1)]
+    after = [t0 + (hi - t0) * k / n for k in range(n + 1)]
+    lines = [{"x": before, "y": [float(v) for v in moore.doubling_projection(before, 2.0, t0)], "color": "#000",
+              "label": f"2-year doubling until {t0:.0f} (assumed)"}]
+    ends = []
+    for i, T in enumerate(Ts):
+        ys = [float(v) for v in moore.doubling_projection(after, T, t0)]
+        lines.append({"x": after, "y": ys, "color": plotting.color(i), "dash": T != 2.0,
+                      "label": f"doubling every {T:g} years after {t0:.0f}"})
+        ends.append((T, ys[-1]))
+    nodes = [nd for nd in moore.all_process_nodes() if lo <= nd.volume_year <= hi]
+    vlines = [{"x": nd.volume_year, "label": f"TSMC {nd.name}", "color": "#777"} for nd in nodes]
+    alt = (f"Transistors per chip relative to {t0:.0f} on a log axis from {lo:.0f} to {hi:.0f}: "
+           + "; ".join(f"doubling every {T:g} years reaches {v:,.0f}× by {hi:.0f}" for T, v in ends)
+           + "; TSMC's nodes in volume production marked: "
+           + ", ".join(f"{nd.name} ({int(nd.volume_year)})" for nd in nodes) + ".")
+    html = plotting.svg_chart(lines=lines, vlines=vlines, ylog=True, xlim=(lo, hi), xformat=lambda v: f"{v:.0f}",
+                              xlabel="year", ylabel=f"transistors per chip, relative to {t0:.0f} (×)", alt=alt,
+                              height=340)
+    text = "; ".join(f"every {T:g} years: {v:,.0f}× by {hi:.0f}" for T, v in ends)
+    return Figure(html, text, {"at_end": ends, "nodes": [(nd.name, nd.volume_year) for nd in nodes]})
 
 
 # --- the explorable -------------------------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ import math
 
 from .. import _check, hardware, landscape, plotting, tables, units, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import fmt_percent
 
-__all__ = ["factions", "headline_table", "generation_table", "fit_table", "plot_generation_growth", "evaluation_table",
+__all__ = ["factions", "headline_table", "generation_table", "fit_table", "generation_growth_figure", "evaluation_table",
            "score_table", "compare_view", "compare_explorer", "scoring_explorer", "COMPARE_NVIDIA",
            "COMPARE_RIVALS"]
 
@@ -101,7 +102,7 @@ def fit_table(needs, names=("H100", "H200", "B200", "MI300X")):
 
     ``needs``: a mapping label → bytes, in order (each row adds to the ones before it, e.g. weights, then a KV
     cache). Capacities are the catalog's binary figures (``memory_bytes``). Columns: ``memory`` (shown as
-    ``80 GiB (85.9 GB)``) and one ``left after <label>`` per need, "short by …" where it does not fit.
+    ``80 GiB = 85.9 GB``) and one ``left after <label>`` per need, "short by …" where it does not fit.
 
     >>> fit_table({"BF16 weights": 140e9}).loc["H200", "left after BF16 weights"]
     '11.4 GB'
@@ -124,25 +125,38 @@ def fit_table(needs, names=("H100", "H200", "B200", "MI300X")):
     return pd.DataFrame(rows).set_index("card")
 
 
-def plot_generation_growth(names=landscape.NVIDIA_GENERATIONS, dtype="bf16", ax=None):
-    """Bar chart of compute, memory capacity and bandwidth of successive parts, each relative to the first part.
+def generation_growth_figure(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
+    """Compute, memory capacity and memory bandwidth of successive parts, each as a multiple of the first part
+    (:func:`generation_table`), as a chart-system figure (:class:`~chipchain.views._figure.Figure`): one line per
+    quantity through the generations on a log axis, each part a dot, the last multiple written at its dot.
 
-    Returns the matplotlib Axes. Source: :func:`generation_table`.
+    >>> f = generation_growth_figure()
+    >>> [(q, round(v[-1], 2)) for q, v in f.data["series"]]
+    [('dense BF16 peak', 7.21), ('memory capacity', 2.25), ('memory bandwidth', 3.92)]
     """
     df = generation_table(names, dtype)
-    ax = plotting.axes(ax)
+    first = df.index[0]
     cols = [("compute x first", f"dense {dtype.upper()} peak"), ("memory x first", "memory capacity"),
             ("bandwidth x first", "memory bandwidth")]
-    width = 0.8 / len(cols)
+    xs = list(range(len(df)))
+    ticks = [(i, f"{hardware.get(n).name.split('-')[0]} ({y})") for i, (n, y) in enumerate(zip(df.index, df["year"]))]
+    lines, points, series = [], [], []
     for i, (col, label) in enumerate(cols):
-        xs = [j + (i - 1) * width for j in range(len(df))]
-        ax.bar(xs, df[col], width=width, label=label, color=plotting.color(i))
-    ax.set_xticks(range(len(df)))
-    ax.set_xticklabels([f"{n}\n({y})" for n, y in zip(df.index, df["year"])])
-    ax.set_ylabel(f"multiple of {df.index[0]}")
-    ax.axhline(1.0, color="#555", lw=0.8)
-    ax.legend(frameon=False)
-    return ax
+        c, ys = plotting.color(i), [float(v) for v in df[col]]
+        lines.append({"x": xs, "y": ys, "label": label, "color": c})
+        points += [{"x": x, "y": y, "color": c, "label": f"{y:,.2f}×" if x == xs[-1] else None}
+                   for x, y in zip(xs, ys)]
+        series.append((label, ys))
+    words = "; ".join(f"{label} {ys[-1]:,.2f}×" for label, ys in series)
+    alt = (f"Growth of NVIDIA's parts from the {ticks[0][1]} to the {ticks[-1][1]}, each quantity as a multiple of "
+           f"the first part on a log axis: {words}.")
+    top = max(max(ys) for _, ys in series)
+    html = plotting.svg_chart(lines=lines, points=points, ylog=True, xticks=ticks, xlim=(-0.35, xs[-1] + 0.6),
+                              ylim=(0.8, top * 1.6), yticks=[t for t in (1, 2, 5, 10, 20) if t <= top * 1.6],
+                              ylabel=f"multiple of the {first} (×)", xlabel="part (year of release)", alt=alt,
+                              height=320)
+    return Figure(html, f"{ticks[-1][1]} against the {ticks[0][1]}: {words}",
+                  {"series": series, "parts": list(df.index)})
 
 
 def evaluation_table(accelerators=landscape.DEFAULT_ACCELERATORS, dtype="bf16"):
@@ -244,8 +258,17 @@ def _scoring_view(compute, memory, interconnect, software, efficiency):
     table = tables.show(df, columns=cols, caption="Scaled figures of the weighted dimensions (best chip = 1)",
                         notes=("— : no published figure; the chip is scored on the other dimensions",) if gaps
                         else ()).html
-    note = _layout.para("Coverage below 100 % means a missing figure (power for TPU v5p and Trainium2) was left "
-                        "out of that chip's score. The software score is a judgment.", small=True)
+    partial = [(name, [heads[d].lower() for d in weighted if df.loc[name, d] != df.loc[name, d]])
+               for name, cov in zip(df.index, df["coverage"]) if cov < 1]
+    by_gap = {}
+    for name, dims in partial:
+        by_gap.setdefault(" or ".join(dims), []).append(name)
+    said = [f"{' and '.join(names)} {'has' if len(names) == 1 else 'have'} no published figure for {dims}"
+            for dims, names in by_gap.items()]
+    gap_note = ("; ".join(said) + ": a chip marked \"scored on … of the weight\" is scored on the dimensions it "
+                "has figures for. ") if said else ""
+    judged = "The software score is a judgment." if w["software"] else ""
+    note = _layout.para(gap_note + judged, small=True) if gap_note or judged else ""
     return svg + table + note
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from .. import _check, activations, hardware, loss_memory, memory, models, plotting, timeline, units, widgets
 from . import _layout
+from ._figure import Figure
 
-__all__ = ["recipe_table", "activation_table", "sizing_table", "plot_ledgers", "memory_explorer"]
+__all__ = ["recipe_table", "activation_table", "sizing_table", "ledgers_figure", "memory_timeline_figure",
+           "memory_explorer", "timeline_explorer", "loss_memory_table"]
 
 
 def recipe_table(recipe=None):
@@ -82,32 +84,34 @@ def sizing_table(params=(7e9, 13e9, 70e9), recipe="mixed-adam", accelerator=("RT
     return df.astype({c: int for c in df.columns if c.startswith("min")})
 
 
-def plot_ledgers(ledgers, capacity=None, capacity_label="card", ax=None):
-    """Horizontal stacked bars, one per ledger: ``ledgers`` maps a label to {component: bytes}; an optional
-    ``capacity`` (bytes) is drawn as a vertical line labelled at its top. Values are shown in GB; each bar carries
-    its total at its end and the legend sits below the axes, outside the bars. Returns the Axes."""
-    ax = plotting.axes(ax)
-    labels = list(ledgers)
-    comps = list(dict.fromkeys(k for d in ledgers.values() for k in d))
-    left = [0.0] * len(labels)
-    for i, comp in enumerate(comps):
-        vals = [ledgers[l].get(comp, 0.0) / 1e9 for l in labels]
-        ax.barh(labels, vals, left=left, color=plotting.color(i), label=comp, edgecolor="white", linewidth=0.8)
-        left = [a + b for a, b in zip(left, vals)]
-    for y, total in enumerate(left):
-        ax.text(total, y, f" {total:,.0f} GB", va="center", fontsize=10)
-    top = max(left + [capacity / 1e9 if capacity else 0])
-    if capacity is not None:
-        cap = _check.positive("capacity", capacity) / 1e9
-        ax.axvline(cap, color="black", linestyle="--", lw=1.5)
-        ax.text(cap, -0.5, f"{capacity_label} ", ha="right", va="bottom", fontsize=9)
-    ax.set_xlabel("memory (GB, decimal)")
-    ax.set_xlim(0, top * 1.18)
-    ax.set_ylim(len(labels) - 0.5, -0.5 - 0.25)
-    ax.grid(axis="y", visible=False)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(3, len(comps)), fontsize=9,
-              handlelength=1.2, columnspacing=1.2)
-    return ax
+def _card(accelerator):
+    """(record, capacity in bytes) of a card from the catalog: the capacity every "fits" line is drawn at."""
+    acc = hardware.get(accelerator)
+    return acc, float(acc.require("memory_bytes"))
+
+
+def ledgers_figure(ledgers, accelerator="H100"):
+    """Stacked bars, one per ledger (``ledgers`` maps a label to {component: bytes}), in GB on one scale, with the
+    capacity of one ``accelerator`` (a catalog name or record) drawn across them at its catalog capacity — an
+    "80 GB" card holds 80 GiB = 85.9 GB — as a chart-system figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = ledgers_figure({"mixed": memory.rule_of_thumb_ledger(7e9)}, "H100")
+    >>> round(f.data["capacity"] / 1e9, 1), [(k, round(t / 1e9)) for k, t in f.data["totals"]]
+    (85.9, [('mixed', 126)])
+    """
+    if not ledgers:
+        raise ValueError("ledgers must map at least one label to a ledger")
+    acc, cap = _card(accelerator)
+    totals = [(k, sum(d.values())) for k, d in ledgers.items()]
+    rows = [(f"{k}: {t / 1e9:,.0f} GB", [(c, v / 1e9) for c, v in d.items()])
+            for (k, t), d in zip(totals, ledgers.values())]
+    name = acc.name.split("-")[0]
+    alt = (f"Stacked bars of memory by component: " + "; ".join(f"{k} {t / 1e9:,.0f} GB" for k, t in totals)
+           + f"; the line marks one {name} card's {units.fmt_capacity(cap)}.")
+    html = plotting.svg_stacked(rows, capacity=cap / 1e9, capacity_label=f"one {name}, {cap / units.GiB:,.0f} GiB =",
+                                unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory (GB)", alt=alt)
+    text = "; ".join(f"{k}: {t / 1e9:,.0f} GB" for k, t in totals) + f" (one {name}: {units.fmt_capacity(cap)})"
+    return Figure(html, text, {"totals": totals, "capacity": cap, "ledgers": {k: dict(d) for k, d in ledgers.items()}})
 
 
 # --- explorable ------------------------------------------------------------------------------------------------
@@ -144,7 +148,7 @@ def memory_explorer():
         W.Choice("recompute", "Recomputation", {"none": "none", "selective": "selective", "full": "full"},
                  value="selective"),
         W.Slider("zero", "ZeRO stage (8 GPUs)", [0, 1, 2, 3], value=3),
-        W.Choice("accelerator", "Card", {"RTX 4090 (24 GiB)": "RTX-4090", "A100/H100 (80 GiB)": "H100-SXM"},
+        W.Choice("accelerator", "Card", {"RTX 4090 (24 GiB)": "RTX-4090", "H100 (80 GiB)": "H100-SXM"},
                  value="H100-SXM"),
     ]
     return W.explore(_memory_view, controls, title="The memory ledger of one GPU")
@@ -164,33 +168,114 @@ def loss_memory_table(model="Llama-3-8B", tokens=8192, chunks=(1, 4, 16, 64)):
                           "peak (GB)": loss_memory.loss_peak_bytes(tokens, v, c) / 1e9} for c in chunks])
 
 
-def plot_memory_timeline(step, capacity=None, capacity_label="card", ax=None):
-    """One training step's memory (:func:`chipchain.timeline.step_timeline`) as stacked areas over its events, with
-    the phases shaded, the peak marked and the card's ``capacity`` (bytes) as a line. Returns the Axes."""
-    ax = plotting.axes(ax)
+def _stacked_path(step):
+    """The x positions (event index) and the cumulative tops (GB) of :data:`chipchain.timeline.COMPONENTS` drawn
+    through one step: straight between events, each event with logits and loss held for most of its width (so the
+    one-event loss buffers show as a plateau, not a spike), and every point through which all tops run straight
+    dropped — the same picture in a few dozen points instead of hundreds (the static site stores every view)."""
+    cols = [step.bytes[c] for c in timeline.COMPONENTS]
+    pts = []
+    for e in range(len(step.labels)):
+        cum, acc = [], 0.0
+        for col in cols:
+            acc += col[e] / 1e9
+            cum.append(acc)
+        held = cols[-1][e] > 0
+        pts += [(e - 0.45, cum), (e + 0.45, cum)] if held and 0 < e < len(step.labels) - 1 else [(float(e), cum)]
+
+    def straight(a, b, c):
+        return all(abs((yb - ya) * (c[0] - b[0]) - (yc - yb) * (b[0] - a[0])) <= 1e-9 * (1 + abs(yb))
+                   for ya, yb, yc in zip(a[1], b[1], c[1]))
+
+    keep = [pts[0]]
+    for k in range(1, len(pts) - 1):
+        if not straight(keep[-1], pts[k], pts[k + 1]):
+            keep.append(pts[k])
+    keep.append(pts[-1])
+    return [p[0] for p in keep], [[p[1][j] for p in keep] for j in range(len(cols))]
+
+
+def memory_timeline_figure(step, accelerator="H100", height=320):
+    """One training step's memory (:func:`chipchain.timeline.step_timeline`, a
+    :class:`~chipchain.timeline.MemoryTimeline`) as stacked areas over its events, the phases marked, the peak a
+    labelled dot, and one ``accelerator``'s catalog capacity as a line — a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = memory_timeline_figure(timeline.step_timeline("7B", seq=4096, dp=8, zero=1, recompute="selective"))
+    >>> round(f.data["peak"] / 1e9, 1), f.data["peak_label"], round(f.data["capacity"] / 1e9, 1)
+    (43.2, 'loss (end of forward)', 85.9)
+    """
+    if not isinstance(step, timeline.MemoryTimeline):
+        raise ValueError(f"step must be a timeline.MemoryTimeline (from timeline.step_timeline), got {step!r}")
+    acc, cap = _card(accelerator)
     x = list(range(len(step.labels)))
-    ys = [[v / 1e9 for v in step.bytes[c]] for c in timeline.COMPONENTS]
-    ax.stackplot(x, *ys, labels=timeline.COMPONENTS, colors=[plotting.color(i) for i in range(len(ys))], alpha=0.85,
-                 step="post")
-    start_bwd = step.phases.index("backward")
-    start_opt = step.phases.index("optimizer")
-    for lo, hi, name in ((0, start_bwd, "forward"), (start_bwd, start_opt, "backward"),
-                         (start_opt, len(x) - 1, "optimizer")):
-        last = name == "optimizer"
-        ax.text(hi - 0.5 if last else (lo + hi) / 2, 0.02, name, transform=ax.get_xaxis_transform(),
-                ha="right" if last else "center", fontsize=10)
-        ax.axvline(lo, color="0.6", lw=0.8)
-    i, peak = step.peak_index, step.peak / 1e9
-    ax.annotate(f"peak {peak:,.1f} GB: {step.peak_label}", (i, peak), xytext=(1, peak * 1.3),
-                fontsize=10, arrowprops={"arrowstyle": "->", "color": "0.2"})
-    if capacity is not None:
-        ax.axhline(capacity / 1e9, color="black", ls="--", lw=1)
-        ax.text(len(x) - 1.5, capacity / 1e9 * 1.02, f"{capacity_label}: {capacity / 1e9:,.1f} GB", fontsize=10,
-                ha="right")
-    ax.set_xlim(0, len(x) - 1)
-    ax.set_ylim(0, max(peak * 1.3, (capacity or 0) / 1e9) * 1.15)
-    ax.set_xticks([])
-    ax.set_xlabel(f"events of one training step of {step.model}, in order")
-    ax.set_ylabel("memory per GPU (GB)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=10, frameon=False)
-    return ax
+    xs, tops = _stacked_path(step)
+    lines = []
+    for i, comp in enumerate(timeline.COMPONENTS):
+        base = tops[i - 1] if i else [0.0] * len(xs)
+        lines.append({"x": xs, "y": tops[i], "base": base, "label": comp, "color": plotting.color(i)})
+    phases = [(step.phases.index(p), p) for p in ("forward", "backward", "optimizer")]
+    vlines = [{"x": i, "label": p, "color": "#777"} for i, p in phases]
+    name = acc.name.split("-")[0]
+    hlines = [{"y": cap / 1e9, "label": f"{name}: {cap / 1e9:,.1f} GB", "color": "#000"}]
+    peak, i = step.peak, step.peak_index
+    points = [{"x": i, "y": peak / 1e9, "color": "#000", "label": f"peak {peak / 1e9:,.1f} GB: {step.peak_label}"}]
+    alt = (f"Stacked areas of the memory one GPU holds through one training step of {step.model}, event by event "
+           f"({len(x)} events: forward layers, the loss, backward layers, the optimizer step): peak "
+           f"{peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {step.totals[-2] / 1e9:,.1f} GB at the "
+           f"optimizer step; "
+           f"one {name} holds {units.fmt_capacity(cap)}.")
+    html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, hlines=hlines, xlim=(0, len(x) - 1),
+                              ylim=(0, max(peak, cap) / 1e9 * 1.18), xlabel="events of one training step, in order",
+                              ylabel="memory per GPU (GB)", alt=alt, height=height)
+    text = f"{step.model}: peak {peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {name} {cap / 1e9:,.1f} GB"
+    return Figure(html, text, {"peak": peak, "peak_index": i, "peak_label": step.peak_label, "capacity": cap,
+                               "totals": step.totals, "path": (xs, tops)})
+
+
+# --- the step timeline as an explorer ------------------------------------------------------------------------------
+
+#: the models the timeline explorer offers (label → catalog name), each at its own training sequence length
+TIMELINE_MODELS = {"Llama 3 8B (8,192 tokens)": "Llama-3-8B", "Llama 2 7B (4,096 tokens)": "Llama-2-7B",
+                   "Llama 2 13B (4,096 tokens)": "Llama-2-13B"}
+#: data-parallel ranks the timeline explorer's ZeRO stage shards over, and the card it draws
+TIMELINE_DP, TIMELINE_CARD = 8, "H100"
+
+
+def _timeline_view(model, recompute, loss_chunks, zero) -> str:
+    fmt = units.fmt_bytes
+    tl = timeline.step_timeline(model, dp=TIMELINE_DP, zero=zero, recompute=recompute, loss_chunks=loss_chunks)
+    L = memory.ledger(model, dp=TIMELINE_DP, zero=zero, recompute=recompute)
+    fig = memory_timeline_figure(tl, TIMELINE_CARD, height=300)
+    acc, cap = _card(TIMELINE_CARD)
+    i = tl.peak_index
+    at = {c: tl.bytes[c][i] for c in timeline.COMPONENTS}
+    if at["logits and loss"] > 0:
+        why = (f"That is the ledger's {fmt(L.total, 3)} (model states and every layer's activations) less the "
+               f"{fmt(L.components['gradients'], 3)} of gradients not yet allocated, plus "
+               f"{fmt(at['logits and loss'], 3)} of logits and loss in {loss_chunks:,} "
+               f"chunk{'s' if loss_chunks > 1 else ''}.")
+    else:
+        why = (f"That is the ledger's model states, {fmt(L.states, 3)}, with every gradient allocated and every "
+               f"activation freed: the gradients outweigh the activations and the loss.")
+    fits = tl.peak <= cap
+    head = _layout.verdict(f"Peak {fmt(tl.peak, 3)} at event {i + 1} of {len(tl.labels)}: {tl.peak_label}. One "
+                           f"{acc.name.split('-')[0]} holds {units.fmt_capacity(cap)}.", fits,
+                           "Fits." if fits else "Out of memory.")
+    return head + _layout.para(why, small=True) + fig.html
+
+
+@widgets.explorer
+def timeline_explorer():
+    """Ch. 6 explorer: model, recomputation, loss chunks and ZeRO stage (over 8 data-parallel GPUs) → the memory of
+    one GPU event by event through a training step (:func:`chipchain.timeline.step_timeline`), its peak, and how the
+    peak follows from the ledger (:func:`chipchain.memory.ledger`)."""
+    W = widgets
+    controls = [
+        W.Choice("model", "Model", TIMELINE_MODELS),
+        W.Choice("recompute", "Recomputation", {"none": "none", "selective": "selective", "full": "full"},
+                 value="selective"),
+        W.Slider("loss_chunks", "Loss chunks", [1, 4, 16], value=1),
+        W.Slider("zero", f"ZeRO stage ({TIMELINE_DP} GPUs)", [0, 1, 2, 3], value=1),
+    ]
+    return W.explore(_timeline_view, controls, title="One training step, event by event")

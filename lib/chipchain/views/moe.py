@@ -3,6 +3,7 @@ bandwidths, auxiliary-loss-free load balancing and FP8 accumulation with and wit
 from __future__ import annotations
 
 from .. import _check, accumulation, expert_routing, plotting, units
+from ._figure import Figure
 
 
 def all_to_all_table(traffic: expert_routing.AllToAllBytes):
@@ -44,40 +45,52 @@ def deepep_table(kernel="low-latency"):
     return pd.DataFrame(rows)
 
 
-def plot_bias_balancing(run: expert_routing.BalanceRun, ax=None):
-    """The busiest expert's load above the mean, step by step, with the bias rule and without it."""
+def bias_balancing_figure(run: expert_routing.BalanceRun):
+    """Static figure (chart system): the busiest expert's load above the mean, step by step, with the bias rule
+    and without it; the key sits above the plot, off the data (reader #14).
+
+    >>> r = expert_routing.simulate_bias_balancing(n_experts=16, top_k=2, tokens=256, steps=20, gamma=0.001)
+    >>> len(bias_balancing_figure(r).data["with bias"])
+    20
+    """
     if not isinstance(run, expert_routing.BalanceRun):
         raise ValueError("run must be an expert_routing.BalanceRun")
-    ax = plotting.axes(ax)
-    steps = range(1, len(run.max_violation) + 1)
-    ax.plot(steps, [100 * v for v in run.unbiased], color=plotting.color(1), lw=2, label="no bias (router as trained)")
-    ax.plot(steps, [100 * v for v in run.max_violation], color=plotting.color(0), lw=2,
-            label=f"bias updated by γ = {run.gamma:g} each step")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("busiest expert's load above the mean (%)")
-    ax.set_ylim(0, None)
-    ax.legend(loc="upper right")
-    return ax
+    steps = list(range(1, len(run.max_violation) + 1))
+    none = [100 * v for v in run.unbiased]
+    bias = [100 * v for v in run.max_violation]
+    lab_b = f"bias updated by γ = {run.gamma:g} each step"
+    alt = (f"Two lines over {len(steps)} training steps of the busiest expert's load above the mean: without the "
+           f"bias it stays near {sum(none[-20:]) / len(none[-20:]):.0f} %; with the bias it falls from {bias[0]:.0f} % "
+           f"to about {sum(bias[-20:]) / len(bias[-20:]):.0f} %.")
+    html = plotting.svg_chart(
+        lines=[{"x": steps, "y": none, "label": "no bias (router as trained)", "color": plotting.color(1)},
+               {"x": steps, "y": bias, "label": lab_b, "color": plotting.color(0)}],
+        xlim=(0, steps[-1]), xlabel="training step", ylabel="busiest expert's load above the mean (%)", alt=alt)
+    text = (f"no bias: {none[-1]:.1f} % at step {steps[-1]}; with bias: {bias[0]:.1f} % at step 1 → "
+            f"{bias[-1]:.1f} % at step {steps[-1]}")
+    return Figure(html, text, {"steps": steps, "no bias": none, "with bias": bias})
 
 
-def plot_accumulation(comparison: accumulation.AccumulationComparison, ax=None):
-    """Normwise relative error of emulated FP8 GEMM accumulation against the inner dimension K: limited
-    accumulator alone, promoted to FP32 every N_C elements, and full FP32 (log scale)."""
+def accumulation_figure(comparison: accumulation.AccumulationComparison):
+    """Static figure (chart system): normwise relative error of emulated FP8 GEMM accumulation against the inner
+    dimension K — limited accumulator alone, promoted to FP32 every N_C elements, and full FP32 (log–log)."""
     if not isinstance(comparison, accumulation.AccumulationComparison):
         raise ValueError("comparison must be an accumulation.AccumulationComparison")
     c = comparison
-    ax = plotting.axes(ax)
-    ax.loglog(c.ks, [100 * v for v in c.limited], "o-", color=plotting.color(1), lw=2,
-              label=f"{c.acc_bits}-bit accumulator only")
-    ax.loglog(c.ks, [100 * v for v in c.promoted], "s-", color=plotting.color(0), lw=2,
-              label=f"promoted to FP32 every {c.promote_every}")
-    ax.loglog(c.ks, [100 * v for v in c.fp32], "^--", color="#777", lw=1.5, label="FP32 accumulator")
-    ax.set_xticks(c.ks, [f"{k:,}" for k in c.ks])
-    ax.minorticks_off()
-    from matplotlib.ticker import FuncFormatter
-
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("inner dimension K (elements summed)")
-    ax.set_ylabel("relative error (%)")
-    ax.legend(loc="center right")
-    return ax
+    ks = list(c.ks)
+    series = {f"{c.acc_bits}-bit accumulator only": [100 * v for v in c.limited],
+              f"promoted to FP32 every {c.promote_every}": [100 * v for v in c.promoted],
+              "FP32 accumulator": [100 * v for v in c.fp32]}
+    colours = (plotting.color(1), plotting.color(0), "#777")
+    lines = [{"x": ks, "y": ys, "label": k, "color": col, "dash": i == 2}
+             for i, ((k, ys), col) in enumerate(zip(series.items(), colours))]
+    points = [{"x": k, "y": y, "color": col} for (_, ys), col in zip(series.items(), colours) for k, y in zip(ks, ys)]
+    fmt = lambda v: f"{v:.3g} %"                                                      # noqa: E731
+    alt = ("Log–log chart of relative error against the inner dimension K (" + ", ".join(f"{k:,}" for k in ks)
+           + "): " + "; ".join(f"{k} from {fmt(ys[0])} to {fmt(ys[-1])}" for k, ys in series.items()) + ".")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
+                              xticks=[(k, f"{k:,}") for k in ks], xlabel="inner dimension K (elements summed)",
+                              ylabel="relative error (%)", alt=alt)
+    text = "; ".join(f"{k}: {fmt(ys[0])} at K = {ks[0]:,} → {fmt(ys[-1])} at K = {ks[-1]:,}"
+                     for k, ys in series.items())
+    return Figure(html, text, {"ks": ks, **series})

@@ -16,9 +16,10 @@ from .._lazy import np
 
 from .. import commbound, hardware, memory, parallel, plans, plotting, schedules, tables, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import fmt_bytes, fmt_capacity, fmt_duration, fmt_percent
 
-__all__ = ["communication_table", "bubble_table", "search_table", "plot_zero_tradeoff", "plan_explorer",
+__all__ = ["communication_table", "bubble_table", "search_table", "zero_tradeoff_figure", "plan_explorer",
            "search_explorer"]
 
 
@@ -61,43 +62,55 @@ def search_table(candidates):
                          for c in candidates])
 
 
-def plot_zero_tradeoff(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), recipe="mixed-adam",
-                       accelerator="A100", ax=None):
-    """Model-state memory per GPU under ZeRO stages 0–3 across data-parallel degrees (log–log), each line
-    labelled with its traffic per step (:func:`chipchain.parallel.zero_traffic_factor`), for ``recipe``'s bytes per
-    parameter (:data:`chipchain.memory.RECIPES`), against the memory of
-    ``accelerator`` (default the A100 80 GB). Returns the Axes."""
-    ax = plotting.axes(ax)
+def zero_tradeoff_figure(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), recipe="mixed-adam",
+                         accelerator="A100"):
+    """Static figure (chart system): model-state memory per GPU under ZeRO stages 0–3 across data-parallel degrees
+    (log–log), each line named in the key with its traffic per step (:func:`chipchain.parallel.zero_traffic_factor`),
+    for ``recipe``'s bytes per parameter (:data:`chipchain.memory.RECIPES`), against the memory of ``accelerator``
+    (default the A100 80 GB), a labelled reference line.
+
+    >>> round(zero_tradeoff_figure(175e9, dps=(1, 1024)).data["lines"]["ZeRO-3 / FSDP"][-1], 2)
+    2.73
+    """
     capacity = hardware.get(accelerator).require("memory_bytes")
     names = {0: "DP (no ZeRO)", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3 / FSDP"}
-    for s in range(4):
-        ys = [memory.zero_bytes_per_gpu(params, d, s, recipe) / 1e9 for d in dps]
-        ax.loglog(dps, ys, marker="o", ms=3, color=plotting.color(s),
-                  label=f"{names[s]}: traffic {parallel.zero_traffic_factor(s):g}Ψ per step")
-    ax.axhline(capacity / 1e9, color="black", linestyle="--", lw=1)
-    ax.text(dps[0], capacity / 1e9 * 1.15, f"one {accelerator} holds {fmt_capacity(capacity)}",
-            fontsize=8)
-    ax.set_xlabel("data-parallel degree $N_d$")
-    ax.set_ylabel("model states per GPU (GB)")
-    ax.legend(fontsize=8, loc="lower left")
-    return ax
+    dps = list(dps)
+    data = {names[z]: [memory.zero_bytes_per_gpu(params, d, z, recipe) / 1e9 for d in dps] for z in range(4)}
+    lines = [{"x": dps, "y": ys, "color": plotting.color(z),
+              "label": f"{names[z]}: traffic {parallel.zero_traffic_factor(z):g}Ψ per step"}
+             for z, ys in enumerate(data.values())]
+    points = [{"x": d, "y": y, "color": plotting.color(z)} for z, ys in enumerate(data.values())
+              for d, y in zip(dps, ys)]
+    cap = capacity / 1e9
+    alt = (f"Log–log lines of memory per GPU against data-parallel degree from {dps[0]:,} to {dps[-1]:,}: "
+           + "; ".join(f"{k} from {ys[0]:,.0f} to {ys[-1]:,.1f} GB" for k, ys in data.items())
+           + f"; a dashed line marks one {accelerator}, {fmt_capacity(capacity)}.")
+    html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
+                              hlines=[{"y": cap, "label": f"one {accelerator} holds {fmt_capacity(capacity)}"}],
+                              xlabel="data-parallel degree N_d (GPUs)", ylabel="model states per GPU (GB)",
+                              alt=alt, height=320)
+    text = "; ".join(f"{k}: {ys[0]:,.1f} GB at {dps[0]:,} → {ys[-1]:,.2f} GB at {dps[-1]:,}"
+                     for k, ys in data.items()) + f"; one {accelerator} holds {fmt_capacity(capacity)}"
+    return Figure(html, text, {"dps": dps, "lines": data, "capacity": cap})
 
 
-def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024, cluster="A100"):
+def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024, cluster="A100",
+               framework="megatron-2022"):
     import pandas as pd
 
     if n_gpus % (tp * pp):
         raise ValueError(f"tp × pp = {tp * pp} does not divide {n_gpus} GPUs")
     plan = parallel.Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
                          sequence_parallel=tp > 1, recompute=recompute)
-    a = parallel.analyze(plan, model, cluster, n_gpus=n_gpus)
+    a = plans.analyze(plan, model, cluster, n_gpus=n_gpus, framework=framework)
     segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
     alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
     bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=f"{a.fit.accelerator} holds",
                             unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory per GPU (GB)", alt=alt)
     head = _layout.verdict(f"{plan} ({plan.batch:,} sequences per step): {a.fit.message}.", a.fit.fits)
     cards = _layout.headline([
-        ("estimated step", str(fmt_duration(a.step_seconds)), f"compute {fmt_duration(a.compute_seconds)} at 50 % MFU"),
+        ("predicted step", str(fmt_duration(a.step_seconds)),
+         f"compute {fmt_duration(a.compute_seconds)}; MFU {fmt_percent(a.step.mfu)} (chapter 14's model)"),
         ("pipeline bubble", str(fmt_percent(a.bubble)), f"of ideal time; idle share {fmt_percent(a.idle)}"),
         ("memory per GPU", str(fmt_bytes(a.ledger.total)), f"of {fmt_capacity(a.fit.capacity)}",
          _layout.GOOD if a.fit.fits else _layout.BAD)])
@@ -131,7 +144,8 @@ def plan_explorer():
 def _search_view(model, n_gpus, cluster):
     import pandas as pd
 
-    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True)   # ValueError with the reason
+    found = plans.search(model, cluster, n_gpus, top=5, distinct_shapes=True,   # ValueError with the reason
+                         framework="megatron-2022")
     df = pd.DataFrame([{"rank": i + 1, "plan": str(c.plan),
                         "recompute": c.plan.recompute + (" + SP" if c.plan.sequence_parallel else ""),
                         "memory": c.memory_bytes, "step": c.step_seconds} for i, c in enumerate(found)])
@@ -142,8 +156,8 @@ def _search_view(model, n_gpus, cluster):
         "rank": "#", "plan": "Plan", "recompute": "Recomputation",
         "memory": tables.Col("Memory per GPU", lambda v: str(fmt_bytes(v, 3))),
         "step": tables.Col("Step time", lambda v: str(fmt_duration(v)))},
-        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step, 50 % MFU "
-                "(estimates)").html
+        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step (Megatron-LM 2022; "
+                "predicted by chapter 14's step model)").html
 
 
 @widgets.explorer
@@ -186,17 +200,19 @@ def commbound_table(nodes=("A100", "H100"), tp=8, ep=64):
 
 def schedule_table(pp=16, microbatches=192, virtual_stages=2):
     """Pipeline schedules side by side (:mod:`chipchain.schedules`, F : B : W = 1 : 2 : 1): bubble over the ideal
-    time, idle share of the step, and micro-batches' activations in flight on the first stage.
+    time, idle share of the step, and micro-batches' activations in flight on the first stage (GPipe holds all m),
+    for every schedule of :data:`chipchain.schedules.SCHEDULES`.
 
     >>> schedule_table(16, 192)["idle share"].round(4).tolist()
-    [0.0725, 0.0376, 0.0254, 0.0]
+    [0.0725, 0.0725, 0.0376, 0.0254, 0.0, 0.0237]
     """
     import pandas as pd
 
     return pd.DataFrame([{"schedule": s + (f" (v = {virtual_stages})" if s == "interleaved" else ""),
                           "bubble / ideal": schedules.bubble(s, pp, virtual_stages) / (3.0 * microbatches),
                           "idle share": schedules.idle_share(s, pp, microbatches, virtual_stages),
-                          "in flight": schedules.inflight_microbatches(s, pp, virtual_stages)}
+                          "in flight": microbatches if s == "GPipe"
+                          else schedules.inflight_microbatches(s, pp, virtual_stages)}
                          for s in schedules.SCHEDULES])
 
 

@@ -64,7 +64,7 @@ def run_energy_explorer():
     $0.12) and grid carbon intensity. Equations: :func:`chipchain.power.run_ledger`.
 
     >>> ex = run_energy_explorer()
-    >>> ex.n_views, "host share 412 W per GPU" in ex.render_current(), "$510,417" in ex.render_current()
+    >>> ex.n_views, "host share 412 W per GPU" in ex.render_current(), "$523,820" in ex.render_current()
     (96, True, True)
     """
     def render(n, system, days, pue, price, carbon):
@@ -88,7 +88,8 @@ def run_energy_explorer():
                             f"its rated power for {days:,.0f} days; PUE {pue:g}.", small=True)
         return cards + bars + note
 
-    run_days = walkthrough.Walkthrough().run_seconds / units.DAY      # the running example: its bill by default
+    # the running example's wall clock (training plus failures, step ⑥): its bill by default, as step ⑦ bills it
+    run_days = walkthrough.Walkthrough().step6_failures().wall_seconds / units.DAY
     return widgets.explore(render, [
         widgets.Slider("n", "Accelerators", [1024, 16384, 100_000], value=1024, fmt=units.fmt_number),
         widgets.Choice("system", "Server", {"A100 in a DGX A100": "DGX-A100", "H100 in a DGX H100": "DGX-H100"}),
@@ -181,7 +182,7 @@ def buy_vs_rent_explorer():
         fixed = plotting.svg_bars(
             [("depreciation", base.depreciation), ("operations", base.operations), ("facility", base.facility),
              ("energy and cooling at full use", base.variable_per_used_hour * 8760)],
-            unit_format=lambda v: str(units.fmt_dollars(round(v, -1))), xlabel="cost of a year of ownership ($)",
+            unit_format=lambda v: str(units.fmt_dollars(v)), xlabel="cost of a year of ownership ($)",   # as the table
             alt=f"A year of ownership at full use: depreciation {units.fmt_dollars(base.depreciation)}, operations "
                 f"{units.fmt_dollars(base.operations)}, facility {units.fmt_dollars(base.facility)}, energy and "
                 f"cooling {units.fmt_dollars(base.variable_per_used_hour * 8760)}")

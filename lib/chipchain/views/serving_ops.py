@@ -6,33 +6,6 @@ from .. import _check, moore, plotting, serving_latency
 from ._figure import Figure, key
 
 
-def plot_latency_throughput(curves: dict, ax=None, label_batches=(1, 8, 64)):
-    """Time per output token against the server's tokens per second, one line per entry of ``curves``
-    (label → list of :class:`chipchain.serving_latency.LatencyPoint`), batches in ``label_batches`` marked."""
-    if not curves:
-        raise ValueError("curves must hold at least one labelled list of LatencyPoint")
-    ax = plotting.axes(ax)
-    for i, (label, pts) in enumerate(curves.items()):
-        xs = [p.tokens_per_second for p in pts]
-        ys = [p.tpot * 1e3 for p in pts]
-        ax.loglog(xs, ys, "o-", color=plotting.color(i), lw=2, ms=4, label=label)
-        for p in pts:
-            if p.batch in label_batches:
-                ax.annotate(f"batch {p.batch}", (p.tokens_per_second, p.tpot * 1e3), xytext=(4, 6),
-                            textcoords="offset points", fontsize=9, color=plotting.color(i))
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    lo, hi = ax.get_ylim()
-    ax.set_yticks([t for t in (2, 3, 5, 10, 20, 30, 50, 100, 200) if lo <= t <= hi])
-    ax.set_xlabel("server throughput (tokens/s, all users)")
-    ax.set_ylabel("time per output token (ms)")
-    ax.legend(loc="upper left")
-    return ax
-
-
 def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
     """The latency–throughput curve as a chart-system figure (:class:`~chipchain.views._figure.Figure`): time per
     output token (ms) against the server's tokens per second, log–log, one line per entry of ``curves`` (label →
@@ -70,7 +43,7 @@ def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
 
 
 def transistor_counts_figure(eras=((1971, 2005), (2005, 2022))):
-    """:func:`plot_transistor_counts` as a chart-system figure (:class:`~chipchain.views._figure.Figure`):
+    """Real transistor counts as a chart-system figure (:class:`~chipchain.views._figure.Figure`):
     microprocessors (Rupp 2022) and the catalog's accelerators as dots on a log axis, with each era's
     least-squares line (:func:`chipchain.moore.fit_doubling_time`) dashed and its doubling time in the key.
 
@@ -132,35 +105,3 @@ def moe_traffic_table(traffic):
 
     return pd.DataFrame([{"batch": t.batch, "resident_GB": t.resident / 1e9, "read_GB": t.read / 1e9,
                           "read_per_token_GB": t.read_per_token / 1e9} for t in traffic])
-
-
-def plot_transistor_counts(ax=None, eras=((1971, 2005), (2005, 2022))):
-    """Real transistor counts on a log scale: microprocessors 1971–2021 (Rupp 2022) and the catalog's datacenter
-    accelerators (each die once), with the least-squares doubling time of each era written on its fitted line."""
-    import numpy as np
-
-    ax = plotting.axes(ax)
-    cpu = moore.transistor_points("microprocessor")
-    acc = moore.transistor_points("accelerator")
-    ax.semilogy([p.year for p in cpu], [p.transistors for p in cpu], "o", ms=3.5, color=plotting.color(0),
-                alpha=0.7, label="microprocessors (Rupp 2022)")
-    ax.semilogy([p.year for p in acc], [p.transistors for p in acc], "D", ms=6, color=plotting.color(1),
-                label="AI accelerators (this book's catalog)")
-    for p in (acc[0], acc[-1]) if acc else ():               # the first and the largest; the caption names the rest
-        ax.annotate(p.name.split("-")[0], (p.year, p.transistors), xytext=(-6, 4), textcoords="offset points",
-                    fontsize=9, ha="right", color=plotting.color(1))
-    for i, (lo, hi) in enumerate(eras):
-        q = [p for p in cpu if lo <= p.year < hi]
-        T = moore.fit_doubling_time([p.year for p in q], [p.transistors for p in q])
-        ys = np.array([p.year for p in q])
-        coef = np.polyfit(ys, np.log2([p.transistors for p in q]), 1)
-        xs = np.array([lo, min(hi, 2021.9)])
-        ax.semilogy(xs, 2 ** np.polyval(coef, xs), "--", color="#555", lw=1.2)
-        late = i > 0                                   # the later era's label sits above-left of its line
-        ax.annotate(f"doubling every {T:.1f} years ({lo}–{min(hi, 2021)})", (xs.mean(), 2 ** np.polyval(coef, xs.mean())),
-                    xytext=(-10, 10) if late else (6, -14), textcoords="offset points", fontsize=9, color="#333",
-                    ha="right" if late else "left")
-    ax.set_xlabel("year")
-    ax.set_ylabel("transistors per chip (log scale)")
-    ax.legend(loc="lower right")
-    return ax

@@ -28,7 +28,7 @@ STEP_NAMES = {1: "① memory of states", 2: "② compute", 3: "③ time", 4: "�
               5: "⑤ memory per GPU", 6: "⑥ failures", 7: "⑦ electricity and rent", 8: "⑧ export controls",
               9: "⑨ serving"}
 #: the number of the chapter that derives each step (the chapters' titles belong to the book, not to the library)
-STEP_CHAPTERS = {1: 6, 2: 13, 3: 11, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
+STEP_CHAPTERS = {1: 6, 2: 13, 3: 14, 4: 4, 5: 6, 6: 7, 7: 9, 8: 10, 9: 12}
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,21 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
     s2 = w.step2_compute()
     add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
     add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
-    add(3, f"effective compute at {fmt_percent(w.mfu, decimals=0)} MFU", w.effective_flops, units.fmt_rate(w.effective_flops),
-        "effective")
-    add(3, f"run length at {fmt_percent(w.mfu, decimals=0)} MFU", w.run_seconds, units.fmt_duration(w.run_seconds), "days")
+    if w.mfu_basis == "predicted":                            # bottom-up: the plan's predicted step × steps
+        r3 = w.step3_run()
+        add(3, "predicted step of the plan (chapter 14's model)", r3.step_seconds,
+            f"{units.fmt_duration(r3.step_seconds)} × {units.fmt_number(round(r3.steps))} steps", "step")
+        add(3, f"run length, bottom-up (MFU {fmt_percent(r3.mfu, decimals=1)})", r3.seconds,
+            units.fmt_duration(r3.seconds), "days")
+        add(3, "…on the wall clock, with chapter 7's failures", r3.wall_seconds, units.fmt_duration(r3.wall_seconds),
+            "wall")
+    else:
+        add(3, f"run length at {fmt_percent(w.mfu, decimals=0)} MFU ({w.mfu_basis})", w.run_seconds,
+            units.fmt_duration(w.run_seconds), "days")
     for m, s in w.step3_time().seconds.items():
-        if m != w.mfu:
-            add(3, f"run length at {fmt_percent(m, decimals=0)} MFU", s, units.fmt_duration(s), f"days_{round(m * 100)}")
+        if w.mfu_basis == "predicted" or m != w.mfu:
+            add(3, f"run length at {fmt_percent(m, decimals=0)} MFU (assumed)", s, units.fmt_duration(s),
+                f"days_{round(m * 100)}")
     if w.plan is None:
         for step in (4, 5):
             rows.append(LedgerRow(step, STEP_NAMES[step], "no plan", None, w.plan_reason,
@@ -143,7 +152,7 @@ def texts(walkthrough: Walkthrough | None = None) -> dict:
 
     >>> t = texts()
     >>> t["goodput"], t["bill"]
-    ('97.3 %', '$510,000')
+    ('97.3 %', '$524,000')
     """
     return {r.key: r.text for r in ledger_rows(walkthrough)}
 
@@ -406,8 +415,11 @@ def ledger_explorer():
 
     def render(model, n_gpus, accelerator, mfu):
         try:
-            w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus, mfu=mfu,
-                            mfus=tuple(dict.fromkeys((mfu, 0.3))))     # as the chapter: its MFU, and 30 %
+            if mfu == "predicted":                 # bottom-up: the plan's predicted step (the chapter's default)
+                w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus)
+            else:                                  # a what-if utilisation, and the source's 30 % beside it
+                w = Walkthrough(model=model, accelerator=accelerator, n_gpus=n_gpus, mfu=mfu,
+                                mfus=tuple(dict.fromkeys((mfu, 0.3))))
         except ValueError as e:
             return widgets.message(str(e))
         return ledger_html(w, reference=reference)
@@ -417,5 +429,6 @@ def ledger_explorer():
                        value="175B"),
         widgets.Slider("n_gpus", "GPUs", [512, 1024, 2048], value=1024, fmt=lambda v: f"{v:,}"),
         widgets.Choice("accelerator", "GPU", {"A100 (80 GB)": "A100", "H100 (SXM)": "H100"}, value="A100"),
-        widgets.Slider("mfu", "MFU", [0.3, 0.4, 0.5], value=0.5, fmt=lambda v: str(units.fmt_percent(v))),
+        widgets.Choice("mfu", "MFU", {"the plan's predicted step": "predicted", "30 % (what if)": 0.3,
+                                      "40 % (what if)": 0.4, "50 % (what if)": 0.5}, value="predicted"),
     ], title="The whole ledger: 2 T tokens, one training run from chip to nation")

@@ -1,0 +1,99 @@
+"""Training frameworks as the step-time model sees them: which traffic each setting lets run under compute, and
+which attention kernel it uses — one row per framework of ``data/frameworks.csv``, with its source.
+
+Overlap is stated per framework and per kind of traffic (tensor-, pipeline-, context-, expert- and data-parallel),
+as a fraction in [0, 1] of that traffic the framework *can* hide behind the computation that runs beside it; what is
+hidden is never more than that computation (:func:`chipchain.comms.exposed_seconds`), and the rest is exposed.
+``attention`` is "standard" (scores formed in full, the causal half computed and masked) or "flash" (FlashAttention:
+fully masked blocks skipped, no scores kept for the backward pass).
+
+>>> f = get("megatron-core")
+>>> f.tp_overlap, f.dp_overlap, f.attention
+(1.0, 1.0, 'flash')
+>>> get("megatron-2022").tp_overlap
+0.0
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _check, _data
+
+__all__ = ["Framework", "ATTENTION_KERNELS", "get", "names", "all_frameworks", "lineage"]
+
+#: attention kernels: "standard" computes the full s × s scores; "flash" skips fully masked blocks (Dao 2023)
+ATTENTION_KERNELS = ("standard", "flash")
+
+
+@dataclass(frozen=True)
+class Framework(_data.Record):
+    """One training framework's communication overlap (fractions per kind of traffic) and attention kernel."""
+
+    name: str
+    title: str
+    tp_overlap: float
+    pp_overlap: float
+    cp_overlap: float
+    ep_overlap: float
+    dp_overlap: float
+    attention: str
+    base: str                   #: the framework it grew from ("" for none): its fitted efficiency stands in
+    bibkey: str
+    checked: str
+    source: str
+    notes: str
+    aliases: tuple = ()
+
+    def __post_init__(self):
+        for f in ("tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap"):
+            _check.probability(f, getattr(self, f))
+        _check.choice("attention", self.attention, ATTENTION_KERNELS)
+        if self.base == self.name:
+            raise ValueError(f"framework {self.name!r} cannot be its own base")
+        _check.choice("checked", self.checked, _data.CHECK_LEVELS)
+
+    @property
+    def causal_share(self) -> float:
+        """Share of the full s × s attention work a causal model's kernel does: 1/2 with FlashAttention (blocks
+        above the diagonal skipped), 1 for standard attention (computed, then masked)."""
+        return 0.5 if self.attention == "flash" else 1.0
+
+
+def _build():
+    for row in _data.rows("frameworks.csv"):
+        yield Framework(row["key"], row["name"], *(float(row[k]) for k in (
+            "tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap")), row["attention"],
+            row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
+
+
+_REGISTRY = _data.Registry("framework", Framework, _build, argument="framework")
+
+
+def get(framework) -> Framework:
+    """One framework by name or alias (a :class:`Framework` passes through); ``KeyError`` with the nearest names."""
+    return _REGISTRY.get(framework)
+
+
+def lineage(framework) -> tuple:
+    """The framework and the ones it grew from, newest first (each row's ``base``).
+
+    >>> lineage("megatron-bridge")
+    ('megatron-bridge', 'megatron-core', 'megatron-2022', 'megatron-2021')
+    """
+    out, f = [], get(framework)
+    while f.name not in out:
+        out.append(f.name)
+        if not f.base:
+            break
+        f = get(f.base)
+    return tuple(out)
+
+
+def names() -> list:
+    """Names of every framework, in file order."""
+    return _REGISTRY.names()
+
+
+def all_frameworks() -> tuple:
+    """Every framework, in file order."""
+    return tuple(_REGISTRY.all())

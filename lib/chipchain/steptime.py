@@ -1,0 +1,205 @@
+"""The book's one step-time model: seconds per training step of a parallel plan, from the chapters' pieces.
+
+    T = C · (1 + bubble) + Σ_k exposed_k + T_optimizer
+
+* **C**, compute on the busiest GPU: the FLOPs it executes per step over its dense peak at ``dtype`` times the
+  achievable-matmul efficiency η (:func:`chipchain.calibration.matmul_efficiency` fits η on published runs; here it
+  is an input). Executed FLOPs per token (:func:`executed_flops_per_token`): 6 × the parameters that multiply activations
+  (an untied input embedding is a lookup, not a matmul; the output layer sits on the last stage) + attention, whose
+  causal half a FlashAttention kernel skips, + the recomputation's extra forward work. Pipeline stages that do not
+  divide the layers evenly run at the pace of the fullest one (:func:`chipchain.parallel.stage_layers`).
+* **bubble**: (p − 1)/(v·m) for 1F1B and its interleaved form, or DualPipe's (PP/2 − 1)(F&B + B − 3W) over m(F + B)
+  (:func:`chipchain.parallel.schedule_bubble`).
+* **exposed_k**: each kind of traffic of :func:`chipchain.parallel.communication` (TP, CP, PP, EP, DP) less what the
+  ``framework`` (:mod:`chipchain.frameworks`) hides behind the computation beside it, never more than that
+  computation (:func:`chipchain.comms.exposed_seconds`): tensor-parallel traffic beside the GEMMs, ring
+  context-parallel traffic beside attention, expert all-to-alls beside another micro-batch, the gradient reduction
+  beside the last micro-batch's backward pass (all of them under ZeRO-3 / FSDP, whose gathers are per micro-batch).
+* **T_optimizer**: the optimizer step reading and writing the GPU's model states once at memory bandwidth.
+
+MFU, one definition in the book: **6·N·D over the peak** — N the active parameters, D the tokens of the step,
+MFU = 6·N·D / (T · n · peak) (Kaplan et al. 2020's count, the one chapter 13's C = 6ND uses); so a run of D tokens
+takes C / (n · peak · MFU) exactly. Hardware FLOP utilisation (HFU) counts what the GPUs execute (attention and
+recomputation included) and is named apart. Papers that count attention in "MFU" are restated with
+:func:`chipchain.calibration.convert_mfu`.
+
+>>> from chipchain import parallel
+>>> s = step_time(parallel.Plan(tp=8, pp=8, dp=1, microbatches=64, sequence_parallel=True, recompute="selective"),
+...               "175B", "A100", efficiency=0.6)
+>>> round(s.seconds, 2), round(s.mfu, 3), round(s.hfu, 3), s.fits
+(13.34, 0.517, 0.526, True)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import _check, activations, comms, frameworks, hardware, memory, models, parallel, systems
+
+__all__ = ["StepTime", "executed_flops_per_token", "step_time", "SCHEDULES"]
+
+#: pipeline schedules the step model prices: 1F1B (interleaved when the plan has virtual stages) and DualPipe
+SCHEDULES = ("1F1B", "DualPipe")
+
+
+def _parts(m: models.Model, causal: float):
+    """Per-token forward FLOPs: (layers' matmuls, output layer, attention) — attention over the model's sequence."""
+    embed = m.vocab * m.hidden
+    head = 2.0 * embed                                   # the output projection, a matmul on every token
+    lookup = 0.0 if m.tied_embeddings else embed         # an untied input table is read, not multiplied
+    layers_mm = 2.0 * (m.active_params - lookup - embed)
+    attention = 4.0 * m.layers * m.d_attn * m.seq * causal
+    return layers_mm, head, attention
+
+
+def executed_flops_per_token(model, *, recompute="none", framework="megatron-core") -> float:
+    """FLOPs one training token costs on the GPUs (forward and backward): 3 × (2·N_mm + attention) + the
+    recomputation — N_mm the active parameters less an untied input embedding (a lookup), attention
+    4·l·d_attn·s per token forward, halved by a FlashAttention kernel on a causal model (the ``framework``'s
+    attention), ``recompute`` "selective" adds the attention forward again and "full" the layers' forward.
+
+    Nemotron-4 15B's shape (a 256 k vocabulary, untied embeddings): its input table is a tenth of the parameters
+    and costs nothing to read, so a token costs 5 % less than 6N even with attention added back:
+
+    >>> m = models.custom(layers=32, hidden=6144, heads=48, kv_heads=8, seq=4096, vocab=256000, ffn=24576)
+    >>> round(m.params / 1e9, 1), round(executed_flops_per_token(m) / (6 * m.params), 3)
+    (15.6, 0.951)
+    """
+    m = models.get(model)
+    rc = _check.choice("recompute", recompute, activations.RECOMPUTE)
+    layers_mm, head, attn = _parts(m, frameworks.get(framework).causal_share)
+    extra = {"none": 0.0, "selective": attn, "full": layers_mm + attn}[rc]
+    return 3.0 * (layers_mm + head + attn) + extra
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One training step (s): ``compute`` (model FLOPs on the busiest GPU), ``recompute``, pipeline ``bubble``,
+    ``exposed`` traffic by kind (dict; what overlap did not hide), ``optimizer``; ``seconds`` is their sum.
+    ``mfu`` is 6ND / (T · n · peak), ``hfu`` the executed FLOPs over the same; ``fits`` and ``memory_bytes`` from
+    :func:`chipchain.memory.ledger` with the framework's attention kernel."""
+
+    seconds: float
+    compute: float
+    recompute: float
+    bubble: float
+    exposed: dict
+    optimizer: float
+    comm: tuple                 #: chipchain.parallel.CommRow per kind of traffic (before overlap)
+    mfu: float
+    hfu: float
+    efficiency: float
+    tokens: float               #: tokens per step
+    plan: parallel.Plan
+    memory_bytes: float
+    fits: bool
+
+    @property
+    def exposed_comm(self) -> float:
+        """Seconds of traffic on the critical path, all kinds."""
+        return sum(self.exposed.values())
+
+
+def _kind(row_kind: str) -> str:
+    return row_kind.split()[0]          # "TP", "CP", "PP", "EP", "DP"
+
+
+def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
+              framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0) -> StepTime:
+    """Seconds per training step of ``plan`` (a :class:`chipchain.parallel.Plan`) for ``model`` on ``cluster`` (a
+    node or accelerator name or a :class:`~chipchain.systems.Cluster` of the plan's GPU count), the module's model.
+
+    ``efficiency`` η: the fraction of the dense ``dtype`` peak the matmuls achieve (a fitted figure:
+    :func:`chipchain.calibration.predict_step` supplies it); ``recipe`` bytes of state (memory, gradient traffic);
+    ``framework`` its overlap and attention kernel; ``schedule`` "1F1B" (interleaved with the plan's virtual stages)
+    or "DualPipe" (F : B : W = 1 : 2 : 1, F&B = F + B); ``expert_imbalance`` the busiest expert rank's load over the
+    mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``.
+
+    >>> from chipchain import parallel
+    >>> p = parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1, microbatches=120, microbatch=1)
+    >>> s = step_time(p, "DeepSeek-V3", "H800", efficiency=0.5, dtype="fp8", framework="dualpipe",
+    ...               schedule="DualPipe")
+    >>> sorted(s.exposed), round(s.exposed["EP"], 1), s.fits
+    (['DP', 'EP', 'PP'], 9.2, True)
+    """
+    if not isinstance(plan, parallel.Plan):
+        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
+    m = models.get(model)
+    c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
+    if c.n_gpus != plan.n_gpus:
+        raise ValueError(f"the plan uses {plan.n_gpus} GPUs but the cluster has {c.n_gpus}")
+    eta = _check.fraction("efficiency", efficiency)
+    fw = frameworks.get(framework)
+    sched = _check.choice("schedule", schedule, SCHEDULES)
+    imb = _check.positive("expert_imbalance", expert_imbalance)
+    if imb < 1:
+        raise ValueError(f"expert_imbalance is the busiest rank's load over the mean, at least 1; got {imb!r}")
+    peak = hardware.get(c.accelerator).peak_flops(dtype)
+    parallel.validate(plan, m, c)
+
+    # compute on the busiest GPU: its stage's layers (and the output layer if it is last), its share of the tokens
+    layers_mm, head, attn = _parts(m, fw.causal_share)
+    if m.is_moe and imb != 1:                   # the busiest expert rank waits for its extra tokens
+        experts_active = m.expert_params * m.experts_active / m.experts
+        layers_mm += 2.0 * experts_active * (imb - 1)
+    split = parallel.stage_layers(m.layers, plan.pp * plan.virtual_stages)
+    v = plan.virtual_stages
+    per_gpu = [sum(split[i::plan.pp]) for i in range(plan.pp)]
+    share = [k / m.layers for k in per_gpu]
+    loads = [s * (3 * (layers_mm + attn)) for s in share]
+    loads[-1] += 3 * head
+    extra = {"none": 0.0, "selective": attn, "full": layers_mm + attn}[plan.recompute]
+    busiest = max(range(plan.pp), key=lambda i: loads[i] + share[i] * extra)
+    tokens_gpu = plan.microbatch * plan.microbatches * m.seq / plan.cp   # per replica, per TP group
+    rate = peak * eta * plan.tp
+    # FP8 training runs the linear layers in FP8; attention's core (FlashAttention) stays in BF16
+    slow = rate / (peak / hardware.get(c.accelerator).peak_flops("bf16")) if dtype.startswith("fp8") else rate
+    attn_extra = {"none": 0.0, "selective": attn, "full": attn}[plan.recompute]
+    compute = tokens_gpu * ((loads[busiest] - share[busiest] * 3 * attn) / rate + share[busiest] * 3 * attn / slow)
+    recompute = tokens_gpu * share[busiest] * ((extra - attn_extra) / rate + attn_extra / slow)
+    work = compute + recompute
+    if sched == "DualPipe":
+        if plan.pp % 2:
+            raise ValueError(f"DualPipe pairs stage i with stage pp − 1 − i: pp must be even, got {plan.pp}")
+        f = work / (3 * plan.microbatches)       # one micro-batch's forward chunk, B = 2F, W = F
+        bubble = parallel.schedule_bubble("DualPipe", plan.pp, f, 2 * f, f)
+    else:
+        bubble = parallel.bubble_fraction(plan.pp, plan.microbatches, v) * work
+
+    # traffic, and what the framework hides behind the computation beside it
+    rows = parallel.communication(plan, m, c, recipe)
+    by_kind: dict = {}
+    for r in rows:
+        by_kind[_kind(r.kind)] = by_kind.get(_kind(r.kind), 0.0) + r.seconds
+    attn_time = tokens_gpu * share[busiest] * 3 * attn / slow
+    last_backward = work * 2 / 3 / plan.microbatches
+    window = {"TP": work, "CP": attn_time, "PP": work, "EP": work,
+              "DP": work if plan.zero == 3 else last_backward}
+    # comm-GEMM overlap of TP traffic needs the TP group inside the NVLink domain (Transformer Engine userbuffers)
+    tp_inside = parallel.placement(plan, c).tp.scope != "inter-node"
+    share_of = {"TP": fw.tp_overlap if tp_inside else 0.0,
+                "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
+                "PP": fw.pp_overlap, "EP": fw.ep_overlap, "DP": fw.dp_overlap}
+    exposed = {}
+    for k, t in by_kind.items():
+        e = float(comms.exposed_seconds(t, share_of[k], window[k]))
+        if k == "DP" and share_of[k] > 0:          # the last layer's bucket has nothing left to hide behind
+            e = max(e, t / max(per_gpu[busiest], 1) * (0 if plan.zero == 3 else 1))
+        exposed[k] = e
+
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
+                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
+                      flash=fw.attention == "flash")
+    bw = hardware.get(c.accelerator).require("memory_bandwidth")
+    optimizer = 2.0 * L.states / bw                  # read and write the states once
+    secs = work + bubble + sum(exposed.values()) + optimizer
+    tokens = plan.batch * m.seq
+    n = c.n_gpus
+    six_n = 6.0 * m.active_params * tokens
+    executed = tokens * executed_flops_per_token(m, recompute=plan.recompute, framework=fw)
+    fit = L.fits(c.accelerator, reserve)
+    if not math.isfinite(secs) or secs <= 0:
+        raise ValueError(f"no finite step time for {plan} on {c.accelerator.name}")
+    return StepTime(secs, compute, recompute, bubble, exposed, optimizer, rows, six_n / (secs * n * peak),
+                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits)
