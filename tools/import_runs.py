@@ -1,6 +1,8 @@
 """Convert the research candidates into published_runs.csv step rows (one-off; kept in the commit as tools/import_runs.py)."""
 import csv, io, re, sys
-SRC='/work/research/runs/candidates.csv'; DST='/work/main/lib/chipchain/data/published_runs.csv'
+import pathlib
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SRC = ROOT / 'docs/research/published-runs/candidates.csv'; DST = ROOT / 'lib/chipchain/data/published_runs.csv'
 rows=list(csv.DictReader(open(SRC)))
 have=list(csv.DictReader(open(DST,newline='')))
 cols=list(have[0].keys())
