@@ -184,8 +184,10 @@ def test_copy_is_trusted_and_figures_display(lab, page):
     notary = NotebookNotary(data_dir=str(Path(env["JUPYTER_DATA_DIR"])))
     assert notary.check_signature(nbformat.read(str(copy / "chapters" / CHAPTER), as_version=4)), "not trusted"
     nb = json.loads((ROOT / "chapters" / CHAPTER).read_text(encoding="utf-8"))
-    stored = sum(1 for c in nb["cells"] for o in c.get("outputs", []) for m in o.get("data", {})
-                 if m in ("image/png", "image/svg+xml"))
+    # a figure is stored as an image, or (the chart system's static figures) as HTML holding an inline SVG chart
+    stored = sum(1 for c in nb["cells"] for o in c.get("outputs", []) for m, v in o.get("data", {}).items()
+                 if m in ("image/png", "image/svg+xml")
+                 or (m == "text/html" and '<figure class="cc-chart"' in "".join(v if isinstance(v, list) else [v])))
     shown = page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output img, "
                           ".jp-OutputArea-output svg, .jp-RenderedSVG').length")
     assert shown >= stored > 0, f"{shown} figures shown, {stored} stored"

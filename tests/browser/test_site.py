@@ -19,7 +19,10 @@ PAGES = site_pages()
 CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
 PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 900}
 REPORTS = SCREENSHOTS.parent / "reports"
-HEAVIEST_PAGE_BUDGET = 3_000_000     # bytes of HTML (embedded widget state included)
+# bytes of HTML (embedded widget state included). Raised from 3 MB when issue 28's mechanism explorables arrived:
+# each precomputes its frames (chapter 4's pipeline schedules 1.4 MB, chapter 3's all-reduce stepper 0.7 MB), and
+# the heaviest page is now 4.6 MB; thinning the frames back under 3 MB is an open item of issue 28.
+HEAVIEST_PAGE_BUDGET = 5_000_000
 HEAVIEST_PAGE_GZIP_BUDGET = 500_000  # what a phone downloads for that page
 
 
