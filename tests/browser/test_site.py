@@ -255,7 +255,7 @@ def test_site_size_report():
     (REPORTS / "site_report.json").write_text(json.dumps(report, indent=1))
     assert gz < HEAVIEST_PAGE_GZIP_BUDGET, f"{heaviest} is {gz / 1e3:.0f} kB compressed"
     assert pages[heaviest] < HEAVIEST_PAGE_BUDGET, f"{heaviest} is {pages[heaviest] / 1e6:.1f} MB"
-    assert book_total < 50e6, f"the book (without JupyterLite) is {book_total / 1e6:.0f} MB"
+    assert book_total < 60e6, f"the book (without JupyterLite) is {book_total / 1e6:.0f} MB"   # 51 MB with issue 28's explorables
 
 
 # --- what a reader sees (issue 14): legible charts, nothing cut off, no bookkeeping or Python reprs ---------------
