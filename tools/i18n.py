@@ -17,6 +17,13 @@ where myst-nb finds no glue data). Then the copy is built as a book of its own, 
     python tools/i18n.py check   [--lang zh-CN]        # missing or fuzzy entries, spans a translation lost
     python tools/i18n.py build   [--lang zh-CN] --out DIR [--allow-missing]   # the translated source tree
     python tools/i18n.py stats   [--lang zh-CN]        # entries and words per catalog
+    python tools/i18n.py todo    --catalog chapters/01_h100 --out F.json [--all]   # entries to translate, as JSON
+    python tools/i18n.py fill    --catalog chapters/01_h100 --json F.json     # write a translator's JSON into the catalog
+
+A translator's loop: ``todo`` writes the catalog's untranslated and stale entries as a JSON list of objects
+``{"id": English, "str": translation so far, "fuzzy": bool, "previous": old English or null}``; fill in ``str``;
+``fill`` writes every non-empty ``str`` back as a current translation (clearing ``fuzzy``) and refuses an entry
+whose translation lost a glued value, term, citation, reference, formula, code span or link.
 
 Catalogs: ``locale/<ll_CC>/LC_MESSAGES/<source path without suffix>.po`` (Sphinx's layout), one per chapter and page.
 """
@@ -468,9 +475,60 @@ def stats(lang: str, root: Path = ROOT) -> list[tuple[str, int, int, int, int]]:
     return rows
 
 
+def _catalog_file(catalog: str, lang: str, root: Path = ROOT) -> Path:
+    path = root / "locale" / LANGS[lang] / "LC_MESSAGES" / (catalog.removesuffix(".po") + ".po")
+    if not path.exists():
+        names = sorted(str(p.relative_to(path.parents[len(Path(catalog).parts) - 1]).with_suffix(""))
+                       for p in (root / "locale" / LANGS[lang] / "LC_MESSAGES").rglob("*.po"))
+        near = difflib.get_close_matches(catalog, names, n=3, cutoff=0.3)
+        raise SystemExit(f"i18n: no catalog {catalog!r}; nearest: {', '.join(near) or ', '.join(names[:5])}")
+    return path
+
+
+def todo(catalog: str, lang: str, everything: bool = False, root: Path = ROOT) -> list[dict]:
+    """The catalog's entries still to translate (missing or fuzzy), or all of them with ``everything``."""
+    out = []
+    for m in read_catalog(_catalog_file(catalog, lang, root)):
+        if not m.id:
+            continue
+        fuzzy = "fuzzy" in m.flags
+        if everything or fuzzy or not m.string:
+            prev = m.previous_id[0] if m.previous_id else None
+            out.append({"id": m.id, "str": m.string or "", "fuzzy": fuzzy, "previous": prev})
+    return out
+
+
+def fill(catalog: str, lang: str, entries: list[dict], root: Path = ROOT) -> dict:
+    """Write translations into the catalog; an entry whose translation loses a span is refused (reported)."""
+    path = _catalog_file(catalog, lang, root)
+    cat = read_catalog(path)
+    report = {"written": 0, "refused": [], "unknown": []}
+    for e in entries:
+        text = (e.get("str") or "").strip("\n")
+        if not text:
+            continue
+        m = cat.get(e["id"])
+        if m is None or not m.id:
+            report["unknown"].append(e["id"][:60])
+            continue
+        lost = lost_spans(e["id"], text)
+        if lost:
+            report["refused"].append(f"{e['id'][:60]!r}: lost {', '.join(lost)}")
+            continue
+        m.string = text
+        m.flags.discard("fuzzy")
+        m.previous_id = []
+        report["written"] += 1
+    write_catalog(path, cat)
+    return report
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["update", "check", "build", "stats"])
+    ap.add_argument("command", choices=["update", "check", "build", "stats", "todo", "fill"])
+    ap.add_argument("--json", type=Path, help="fill: the translator's JSON file")
+    ap.add_argument("--catalog", help="todo/fill/check: one catalog, e.g. chapters/01_h100")
+    ap.add_argument("--all", action="store_true", help="todo: every entry, translated or not")
     ap.add_argument("--lang", default="zh-CN", choices=sorted(LANGS))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--allow-missing", action="store_true")
@@ -480,10 +538,27 @@ def main(argv=None) -> int:
             print(f"{page}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     elif args.command == "check":
         problems = check(args.lang)
+        if args.catalog:
+            problems = [p for p in problems if p.startswith(args.catalog.removesuffix(".po") + ".")]
         for p in problems[:200]:
             print(p)
         print(f"i18n check: {len(problems)} problems")
         return 1 if problems else 0
+    elif args.command == "todo":
+        if not args.catalog or not args.out:
+            ap.error("todo needs --catalog and --out")
+        items = todo(args.catalog, args.lang, args.all)
+        args.out.write_text(json.dumps(items, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"{args.catalog}: {len(items)} entries to {args.out}")
+    elif args.command == "fill":
+        if not args.catalog or not args.json:
+            ap.error("fill needs --catalog and a JSON file")
+        report = fill(args.catalog, args.lang, json.loads(args.json.read_text(encoding="utf-8")))
+        print(f"{args.catalog}: {report['written']} written, {len(report['refused'])} refused, "
+              f"{len(report['unknown'])} not in the catalog")
+        for r in report["refused"] + [f"not in the catalog: {u!r}" for u in report["unknown"]]:
+            print("  " + r)
+        return 1 if report["refused"] or report["unknown"] else 0
     elif args.command == "build":
         if args.out is None:
             ap.error("build needs --out DIR")
