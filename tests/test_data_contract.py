@@ -101,3 +101,26 @@ def test_registries_refer_to_each_other_by_name():
         assert node.intra.name in links.names() and node.inter.name in links.names()
     for row in _rows(DATA / "superpods.csv"):
         hardware.get(row["accelerator"])
+
+
+def test_a_link_figure_is_written_once():
+    # issue 29: links.csv stored both a per-direction and a bidirectional column (ratio exactly 2 in every row), and
+    # accelerators.csv repeated each NVIDIA part's link figure. Now the link table holds one figure per link, and a
+    # part whose interconnect is a catalog link takes its bandwidth from there; the column holds only the figures of
+    # links the catalog lacks (TPU ICI, Infinity Fabric, HCCS...).
+    with (DATA / "links.csv").open(encoding="utf-8") as fh:
+        assert "bidirectional_GBps" not in next(csv.reader(fh))
+    with (DATA / "accelerators.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    linked = 0
+    for r in rows:
+        try:
+            link = links.get(r["interconnect"])
+        except KeyError:
+            continue
+        linked += 1
+        assert not r["interconnect_GBps_bidir"].strip(), r["name"]
+        assert hardware.get(r["name"]).interconnect_bandwidth == link.bidirectional_bandwidth, r["name"]
+    assert linked >= 10                                   # A100, A800, H100 SXM and PCIe, H800, H20, H200, B200, V100
+    # the datasheets' figures, through the link table
+    assert hardware.get("H100").interconnect_bandwidth == 900e9 and hardware.get("H800").interconnect_bandwidth == 400e9

@@ -177,8 +177,8 @@ def test_every_arithmetic_statement_in_the_data_recomputes(where, text, expr, wa
 
 
 def test_link_line_rates_equal_the_per_direction_bandwidth():
-    """links.csv: "n links x B GB/s per direction" is the row's per-direction figure, and twice it the
-    bidirectional one."""
+    """links.csv: "n links x B GB/s per direction" is the row's per-direction figure (the bidirectional one is
+    derived from it, :attr:`chipchain.links.Link.bidirectional_bandwidth`)."""
     with (DATA / "links.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     checked = 0
@@ -187,7 +187,6 @@ def test_link_line_rates_equal_the_per_direction_bandwidth():
         if m:
             n, b = (float(g.replace(",", "")) for g in m.groups())
             assert n * b == pytest.approx(float(r["bandwidth_per_direction_GBps"])), r["name"]
-            assert 2 * n * b == pytest.approx(float(r["bidirectional_GBps"])), r["name"]
             checked += 1
     assert checked >= 5
 

@@ -171,7 +171,7 @@ def _pieces(lines: list[str]) -> list[Piece]:
 
 # --- what a translation must keep --------------------------------------------------------------------------------
 _ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
-_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$[^$\n]+?\$", re.S)
+_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$[^$\n]+?(?:\n[^$\n]+?)?\$", re.S)   # inline maths may wrap one line
 _CODE = re.compile(r"(?<![`{}\w])`([^`\n]+)`")
 
 

@@ -119,6 +119,21 @@ class Accelerator(_data.Record):
 
 
 
+def _interconnect_bandwidth(row: dict, fig):
+    """The part's chip-to-chip bandwidth (both directions): the link table's figure when ``interconnect`` names a
+    catalog link (the spec is written once, in links.csv), else the part's own column (TPU ICI, Infinity Fabric…)."""
+    from . import links
+
+    try:
+        link = links.get(row["interconnect"])
+    except KeyError:
+        return fig("interconnect_GBps_bidir", "interconnect_bandwidth", 1e9)
+    if row.get("interconnect_GBps_bidir", "").strip():
+        raise ValueError(f"accelerators.csv: {row['name']} states interconnect_GBps_bidir beside its interconnect "
+                         f"{row['interconnect']!r}, a catalog link whose figure is links.csv's: leave the column empty")
+    return link.bidirectional_bandwidth
+
+
 def _row_to_accelerator(row: dict) -> Accelerator:
     name = row["name"]
     peaks = {}
@@ -134,7 +149,7 @@ def _row_to_accelerator(row: dict) -> Accelerator:
         process=row["process"], transistors=fig("transistors_billion", "transistors", 1e9),
         die_area_mm2=fig("die_area_mm2", "die_area_mm2"), memory_bytes=fig("memory_GiB", "memory_bytes", units.GiB),
         memory_type=row["memory_type"], memory_bandwidth=fig("memory_bandwidth_GBps", "memory_bandwidth", 1e9),
-        interconnect_bandwidth=fig("interconnect_GBps_bidir", "interconnect_bandwidth", 1e9),
+        interconnect_bandwidth=_interconnect_bandwidth(row, fig),
         interconnect=row["interconnect"], tdp=fig("tdp_W", "tdp"), peaks=peaks,
         sparse_factor=_data.optional_float(row, "sparse_factor"), sms=fig("sms", "sms", integer=True),
         cuda_cores=fig("cuda_cores", "cuda_cores", integer=True),

@@ -27,7 +27,6 @@ class Link(_data.Record):
     kind: str
     line_rate: str
     bandwidth_per_direction: float   #: bytes/s, one direction
-    bidirectional_bandwidth: float   #: bytes/s, both directions summed
     latency: float                   #: seconds (α, estimate)
     scope: str
     verdict: str
@@ -36,6 +35,12 @@ class Link(_data.Record):
     notes: str
     aliases: tuple = ()
 
+    @property
+    def bidirectional_bandwidth(self) -> float:
+        """Bytes/s, both directions summed: twice :attr:`bandwidth_per_direction` (a full-duplex link sends and
+        receives at once; the datasheets' "900 GB/s" for NVLink 4). Derived, so the table stores one figure."""
+        return 2.0 * self.bandwidth_per_direction
+
 
 
 def _build():
@@ -43,7 +48,6 @@ def _build():
         yield Link(
             name=row["name"], kind=row["kind"], line_rate=row["line_rate"],
             bandwidth_per_direction=_data.scaled(row["bandwidth_per_direction_GBps"], 1e9),
-            bidirectional_bandwidth=_data.scaled(row["bidirectional_GBps"], 1e9),
             latency=_data.scaled(row["latency_us"], 1e-6), scope=row["scope"], verdict=row["verdict"],
             source=row["source"], checked=row["checked"], notes=row["notes"],
             aliases=_data.split_aliases(row["aliases"]))

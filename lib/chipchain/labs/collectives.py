@@ -28,7 +28,7 @@ from . import runner
 
 __all__ = ["COLLECTIVES", "DEFAULT_SIZES", "collective_times", "collective_times_by_group", "CollectiveTimes",
            "measure", "measure_groups", "AlphaBeta",
-           "fit_alpha_beta", "relative_rms", "algorithm_bandwidth", "bus_bandwidth"]
+           "fit_alpha_beta", "relative_rms"]
 
 #: the collectives timed, and the α–β cost each is fitted with (full buffer M, per-direction bandwidth β)
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
@@ -224,30 +224,6 @@ def fit_alpha_beta(nbytes, seconds, n_ranks, collective="all_reduce", min_nbytes
         raise ValueError("the times do not grow with message size: there is no bandwidth to fit")
     fit = AlphaBeta(c, n, float(alpha), float(1 / inv_beta), 0.0, int(len(t)))
     return AlphaBeta(c, n, fit.alpha, fit.beta, relative_rms(fit.seconds(m), t), fit.points)
-
-
-def algorithm_bandwidth(nbytes, seconds):
-    """Algorithm bandwidth, ``algbw = M / T`` (bytes/s): the buffer size over the time (NCCL tests'
-    PERFORMANCE.md).
-
-    >>> algorithm_bandwidth(1e9, 0.5)
-    2000000000.0
-    """
-    m = _check.values("nbytes", nbytes, _check.positive)
-    return _check.result(m / _check.values("seconds", seconds, _check.positive))
-
-
-def bus_bandwidth(nbytes, seconds, n_ranks, collective="all_reduce"):
-    """Bus bandwidth, ``busbw = algbw · c_β/M``: 2(n−1)/n for all-reduce, (n−1)/n for reduce-scatter and
-    all-gather — the bytes each rank actually puts on its link per second, comparable with the link's
-    per-direction bandwidth and independent of n (NCCL tests' PERFORMANCE.md). Element-wise.
-
-    >>> round(bus_bandwidth(1e9, 0.5, 4), 3) / 1e9       # 2 GB/s of algorithm bandwidth, 4 ranks
-    3.0
-    """
-    n = _check.integer("n_ranks", n_ranks, minimum=2)
-    c = _check.choice("collective", collective, COLLECTIVES)
-    return _check.result(algorithm_bandwidth(nbytes, seconds) * _COST[c](1.0, n, 1.0, 0.0))
 
 
 if __name__ == "__main__":                   # torchrun --nproc_per_node=N -m chipchain.labs.collectives
