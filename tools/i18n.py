@@ -284,13 +284,14 @@ def read_catalog(path: Path):
     for entry in path.read_text(encoding="utf-8").split("\n\n"):
         if "#| msgid" not in entry:
             continue
-        prev, cur, part = [], [], None
-        for line in entry.splitlines():
-            if line.startswith("#| msgid "):
-                part, line = prev, line[len("#| msgid "):]
-            elif line.startswith("#| ") and part is prev:
-                line = line[3:]
-            elif line.startswith("msgid "):
+        # babel wraps the previous English (``#| msgid``) as a comment, at spaces and inside its string literals,
+        # so the literals are re-joined across the wrapped lines before they are read
+        lines = entry.splitlines()
+        prev_text = " ".join(line[3:] for line in lines if line.startswith("#| ")).removeprefix("msgid ")
+        prev = [ast.literal_eval(f'"{m}"') for m in re.findall(r'"((?:[^"\\]|\\.)*)"', prev_text)]
+        cur, part = [], None
+        for line in lines:
+            if line.startswith("msgid "):
                 part, line = cur, line[len("msgid "):]
             elif line.startswith("msgstr") or line.startswith("#"):
                 part = None
