@@ -78,8 +78,8 @@ def schedule_figure(results):
     days = len(results[0].hourly_utilisation) // 24
     alt = (f"Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and "
            f"on which a new large job could start at once (dashed): " + "; ".join(spans) + ".")
-    html = plotting.svg_chart(lines=lines, xlim=(0, days), ylim=(0, 1), yformat="percent", xlabel="day",
-                              ylabel="share of the cluster's GPUs", height=300, alt=alt)
+    html = plotting.svg_chart(lines=lines, xlim=(0, days), ylim=(0, 1), yformat="percent",
+                              xlabel="time (days; the first week is warm-up)", ylabel="share of the cluster's GPUs (%)", height=300, alt=alt)
     return Figure(html, "; ".join(spans), {"days": days, "series": series})
 
 

@@ -11,6 +11,7 @@ import math
 import re
 
 from .. import plotting, policy, tables, units, widgets
+from ..plotting._svg import FONT_UNITS, _F, _Boxes, _label, _width
 from . import _layout
 from ._figure import Figure, key
 
@@ -167,8 +168,6 @@ def _branch_text(branch):
 
 def _rule_plane_chart(rule, df):
     """One rule's plane as chart-system SVG and the values it draws (see :func:`rule_plane_figure`)."""
-    from ..plotting._svg import FONT_UNITS, _F, _Boxes, _label, _width
-
     (x0, x1), y1, y0 = _PLANE_X, _PLANE_Y, -_STRIP
     regions = _regions(rule, x1, y1)
     lines, drawn = [], []

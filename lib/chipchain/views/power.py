@@ -141,7 +141,7 @@ def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, r
            f"${cost[-1]:.2f} at 100 %, with dashed rent lines; " + said + ".")
     html = plotting.svg_chart(lines=lines, points=points, xlim=(0.1, 1.0), ylim=(0, ymax), xformat="percent",
                               xlabel="utilisation of an owned GPU (share of the year's hours)",
-                              ylabel="$ per used GPU-hour", height=300, alt=alt)
+                              ylabel="cost ($ per used GPU-hour)", height=300, alt=alt)
     return Figure(html, f"Owning: ${cost[-1]:.2f} per used hour at full use; " + said,
                   {"utilisation": [float(u) for u in us], "cost": cost, "break_even": even, "ylim": (0, ymax)})
 

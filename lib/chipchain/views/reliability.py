@@ -115,9 +115,10 @@ def goodput_figure(checkpoint_seconds, restart_seconds, mtbf, points=120):
     xs = [units.stable(float(t / 60)) for t in taus]
     html = plotting.svg_chart(
         lines=[{"x": xs, "y": exact, "label": "exact model"},
-               {"x": xs, "y": first, "label": "first order: 1 − C/τ − τ/2M − R/M", "dash": True}],
-        vlines=[{"x": ty / 60, "label": f"Young {ty / 60:.0f} min", "color": plotting.color(1)},
-                {"x": td / 60, "label": f"Daly {td / 60:.0f} min", "color": plotting.color(2)}],
+               {"x": xs, "y": first, "label": "first order: 1 − C/τ − τ/2M − R/M", "dash": True,
+                "color": plotting.color(0)}],
+        vlines=[{"x": ty / 60, "label": f"Young {ty / 60:.1f} min", "color": plotting.color(1)},
+                {"x": td / 60, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(2)}],
         xlog=True, ylim=(0, 1), yformat="percent", xlabel="checkpoint interval τ (minutes, log scale)",
         ylabel="goodput (share of wall-clock time)", height=300, alt=alt)
     text = (f"Young {ty / 60:.1f} min, Daly {td / 60:.1f} min, goodput at Daly's interval "
@@ -233,7 +234,7 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
     chart = plotting.svg_chart(
         lines=[{"x": (taus / 60).tolist(), "y": np.maximum(checkpoint.goodput(taus, c, r, m), 0.0).tolist(),
                 "label": "goodput"}],
-        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.0f} min", "color": plotting.color(1)}],
+        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(1)}],
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
         ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
         alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
