@@ -479,3 +479,231 @@ def test_lab1_alpha_beta_figure_plots_the_measurement_and_the_ring_model():
     assert "α–β model, 4 ranks, fitted to sizes ≥ 1 MiB</li>" in legend and "measured, 2 ranks</li>" in legend
     assert html.count('stroke-dasharray') >= 1                       # the model below the fitted sizes, dashed
     assert_no_collisions(html)
+
+
+# --- chapters 7-10 (issue 28): the last seven matplotlib figures, redrawn by the chart system -----------------------
+
+def _ch07_setting():
+    from chipchain import checkpoint, reliability
+
+    m = reliability.cluster_mtbf(reliability.llama3_per_gpu_rate(), 16384)
+    return 60.0, 600.0, m, checkpoint.daly_interval(60.0, m)
+
+
+def _ch08_lengths():
+    from chipchain import datapath
+
+    return datapath.sample_lengths(2000, 512, 1.0, 4096, seed=0)
+
+
+def _ch08_runs():
+    from chipchain import scheduling
+
+    return [scheduling.simulate_schedule(p, 0.4, 0.85, seed=0) for p in ("first-fit", "topology-aware")]
+
+
+LATE_FIGURES = {
+    "ch07 root causes": (lambda: views.reliability.root_causes_figure(), 1),
+    "ch07 goodput": (lambda: views.reliability.goodput_figure(*_ch07_setting()[:3]), 1),
+    "ch07 timeline": (lambda: views.reliability.timeline_figure(_ch07_setting()[3], *_ch07_setting()[:3],
+                                                                work=24 * 3600, seed=2), 1),
+    "ch08 schedule": (lambda: views.platform.schedule_figure(_ch08_runs()), 1),
+    "ch08 padding": (lambda: views.platform.padding_figure(_ch08_lengths(), 16, 4096), 2),
+    "ch09 buy vs rent": (lambda: views.power.buy_vs_rent_figure(30_000, "H100", None, rents=(2.0, 3.0, 4.0)), 1),
+    "ch10 rule planes": (lambda: views.policy.rule_plane_figure(), 2),
+}
+
+
+def _charts(html):
+    return ['<figure class="cc-chart"' + c for c in html.split('<figure class="cc-chart"')[1:]]
+
+
+@pytest.mark.parametrize("name", list(LATE_FIGURES))
+def test_figures_of_chapters_7_to_10_are_vector_charts_in_the_chart_style(name):
+    """No matplotlib and no raster; the chart CSS that sizes text by the chart's width; no text that overrides that
+    size; alt text that states the data (numbers in it); axis titles with units; labels that do not collide."""
+    make, n = LATE_FIGURES[name]
+    f = make()
+    html = f._repr_html_()
+    _is_vector_chart(html, n)
+    assert plotting.CHART_CSS in html
+    for chart in _charts(html):
+        svg = chart.split("<svg", 1)[1].split("</svg>", 1)[0]
+        assert f'font-size="{plotting.FONT_UNITS[0]}"' in svg.split(">", 1)[0]
+        assert "font-size" not in svg.split(">", 1)[1]
+        alt = re.search(r'aria-label="([^"]*)"', chart).group(1)
+        assert len(alt) > 80 and re.search(r"\d", alt), alt
+        assert axis_titles(chart), name
+        assert_no_collisions(chart)
+    assert str(f) and "<" not in str(f)
+
+
+def test_ch07_root_causes_are_table_5_and_the_counts_percentages():
+    from chipchain import reliability
+
+    f = views.reliability.root_causes_figure()
+    html = f._repr_html_()
+    causes = reliability.root_causes()
+    assert f.data["total"] == sum(r.count for r in causes) == 419           # Dubey et al. 2024: 419 interruptions
+    assert [b[:2] for b in f.data["bars"]] == [(r.component, r.count) for r in causes[:8]]
+    for name, count, printed, recomputed in f.data["bars"]:
+        assert recomputed == 100 * count / 419
+        assert f"{name}: printed {printed:.1f} %, counts give {recomputed:.1f} %" in html
+    assert f.data["differs"] == ["Faulty GPU"]              # 148 / 419 = 35.3 %, printed 30.1 %: the one mismatch
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', html)]
+    for (_, c, _, _), w in zip(f.data["bars"], widths):                   # one zero baseline, lengths ∝ counts
+        assert w / widths[0] == pytest.approx(c / 148, abs=2e-3)
+    assert html.count(f'fill="{plotting.color(1)}"><title>Faulty GPU') == 1
+
+
+def test_ch07_goodput_curve_is_the_checkpoint_model_and_its_intervals_young_and_daly():
+    from chipchain import checkpoint
+
+    c, r, m, _ = _ch07_setting()
+    f = views.reliability.goodput_figure(c, r, m)
+    html = f._repr_html_()
+    taus = f.data["taus"]
+    assert taus[0] == c / 4 and taus[-1] == pytest.approx(m, rel=1e-12)
+    assert f.data["exact"] == pytest.approx([float(checkpoint.goodput(t, c, r, m)) for t in taus], rel=1e-11)
+    assert f.data["first_order"] == pytest.approx([1 - c / t - t / (2 * m) - r / m for t in taus], rel=1e-9)
+    assert f.data["young"] == pytest.approx(math.sqrt(2 * c * m), rel=1e-12)          # Young 1974: √(2CM)
+    assert f.data["daly"] == checkpoint.daly_interval(c, m) < f.data["young"]
+    best = max(range(len(taus)), key=lambda i: f.data["exact"][i])          # the curve peaks between Daly and Young
+    assert taus[best - 1] <= f.data["young"] and taus[best + 1] >= f.data["daly"]
+    labels = [t for t, _ in direct_labels(html)]
+    assert labels == [f"Young {f.data['young'] / 60:.1f} min", f"Daly {f.data['daly'] / 60:.1f} min"]
+    assert "exact model</li>" in html and "first order: 1 − C/τ − τ/2M − R/M</li>" in html
+
+
+def test_ch07_timeline_draws_every_failure_of_the_simulated_run():
+    from chipchain import failsim
+
+    c, r, m, tau = _ch07_setting()
+    f = views.reliability.timeline_figure(tau, c, r, m, work=24 * 3600, seed=2)
+    html = f._repr_html_()
+    tl = failsim.simulate_timeline(tau, c, r, m, 24 * 3600, seed=2)
+    assert f.data["failures"] == pytest.approx(list(tl.failures / 3600), rel=1e-11)
+    assert f.data["wall"] == pytest.approx(list(tl.wall / 3600), rel=1e-11)
+    assert f.data["progress"][-1] == 24.0 and f.data["wall"][-1] > 24.0     # failures cost wall-clock time
+    assert all(p <= w + 1e-9 for p, w in zip(f.data["progress"], f.data["wall"]))   # never ahead of the clock
+    fail_lines = re.findall(rf'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="{plotting.color(1)}"', html)
+    assert len(fail_lines) == len(tl.failures) > 0                          # one vertical line per failure
+    assert f"a failure ({len(tl.failures)} in this run)</li>" in html
+
+
+def test_ch08_schedule_lines_are_the_daily_means_of_the_simulation():
+    runs = _ch08_runs()
+    f = views.platform.schedule_figure(runs)
+    html = f._repr_html_()
+    assert f.data["days"] == len(runs[0].hourly_utilisation) // 24
+    for r in runs:
+        s = f.data["series"][r.policy]
+        for d in range(f.data["days"]):
+            assert s["utilisation"][d] == pytest.approx(sum(r.hourly_utilisation[24 * d:24 * d + 24]) / 24, rel=1e-11)
+            assert s["room"][d] == pytest.approx(sum(r.hourly_large_capacity[24 * d:24 * d + 24]) / 24, rel=1e-11)
+        assert f"{r.policy}: utilisation</li>" in html and f"{r.policy}: room for a new large job</li>" in html
+    assert html.count("<polyline") == 4
+
+
+def test_ch08_padding_bars_and_histogram_are_the_datapath_functions():
+    import numpy as np
+    from chipchain import datapath
+
+    x = _ch08_lengths()
+    f = views.platform.padding_figure(x, 16, 4096)
+    bars, hist = _charts(f._repr_html_())
+    want = [datapath.padding_efficiency(x, 16), datapath.bucket_efficiency(x, 16), datapath.packing_efficiency(x, 4096)]
+    assert [v for _, v in f.data["efficiency"]] == pytest.approx(want, rel=1e-11)
+    assert want[0] < want[1] < want[2] <= 1                                # packing wastes least
+    counts, edges = np.histogram(x, bins=np.geomspace(1, x.max(), 41))
+    assert f.data["counts"] == counts.tolist() and sum(f.data["counts"]) == x.size
+    widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)"', bars)]
+    assert [w / widths[-1] for w in widths] == pytest.approx([v / want[-1] for v in want], abs=2e-3)
+    assert "documents per bin" in hist and "document length (tokens, log scale)" in hist
+
+
+def test_ch09_buy_vs_rent_breaks_even_where_owning_costs_the_rent():
+    from chipchain import economics, power
+
+    f = views.power.buy_vs_rent_figure(30_000, "H100", None, rents=(2.0, 3.0, 4.0))
+    html = f._repr_html_()
+    host = power.host_share("H100")
+    owned = economics.ownership_cost(30_000, f.data["utilisation"], "H100", host)
+    assert f.data["cost"] == pytest.approx(list(economics.cost_per_used_hour(owned)), rel=1e-11)
+    for r, u in f.data["break_even"]:                    # at the break-even utilisation owning costs exactly the rent
+        at = economics.cost_per_used_hour(economics.ownership_cost(30_000, [u], "H100", host))
+        assert float(at[0]) == pytest.approx(r, rel=1e-9)
+    assert [round(100 * u) for _, u in f.data["break_even"]] == [86, 55, 40]      # the chapter's 86 / 55 / 40 %
+    assert sorted(t for t, _ in direct_labels(html)) == ["40 %", "55 %", "86 %"]
+    assert html.count("<circle") == 3 and all(f"rent ${r:.2f}/h</li>" in html for r in (2, 3, 4))
+
+
+def _plane_scale(d):
+    (x0, x1), (y0, y1) = d["xlim"], d["ylim"]
+    ml, mt, right, bottom = d["rect"]
+    return (lambda v: ml + (math.log10(v) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * (right - ml),
+            lambda v: bottom - (v - y0) / (y1 - y0) * (bottom - mt))
+
+
+def test_ch10_rule_planes_regions_are_the_rules_thresholds():
+    from chipchain import policy
+
+    f = views.policy.rule_plane_figure()
+    charts = _charts(f._repr_html_())
+    for rid, chart in zip(("2022-10", "2023-10"), charts):
+        rule, d = policy.rule(rid), f.data[rid]
+        (x0, x1), (y0, y1) = d["xlim"], d["ylim"]
+        want = []
+        for name, branches in rule.categories:                # every branch of every category, box by box
+            for branch in branches:
+                lim = {k: (lo, hi) for k, lo, hi in branch}
+                tpp, pd_ = lim.get("tpp", (None, None)), lim.get("pd")
+                want.append((name, tpp[0] or x0, tpp[1] or x1, (pd_[0] or 0.0) if pd_ else y0,
+                             (pd_[1] or y1) if pd_ else y1, lim.get("io_GBps", (None,))[0]))
+        assert sorted(d["regions"]) == sorted(want)
+        edges = {v for _, a, b, _, _, _ in d["regions"] for v in (a, b)} - {x1}
+        assert edges == set(policy.thresholds(rule, "tpp"))
+        assert {v for _, _, _, a, b, _ in d["regions"] for v in (a, b)} - {y0, y1} == set(policy.thresholds(rule, "pd"))
+        # each region is drawn where the chart's scale puts its thresholds
+        tx, ty = _plane_scale(d)
+        polys = [[tuple(map(float, p.split(","))) for p in pts.split()]
+                 for pts in re.findall(r'<polygon points="([^"]+)"', chart)]
+        assert len(polys) == len(want)
+        for (_, a, b, lo, hi, _), poly in zip(d["regions"], polys):
+            xs, ys = {round(x, 1) for x, _ in poly}, {round(y, 1) for _, y in poly}
+            assert xs == {round(tx(a), 1), round(tx(b), 1)} and ys == {round(ty(lo), 1), round(ty(hi), 1)}
+    assert "3A090 if I/O ≥ 600 GB/s" in charts[0] and "3A090.b region: (2,400 ≤ TPP &lt; 4,800 and" in charts[1]
+
+
+def test_ch10_rule_planes_put_each_part_at_its_tpp_and_density_in_its_category():
+    f = views.policy.rule_plane_figure()
+    charts = _charts(f._repr_html_())
+    df = views.policy.placements()
+    for rid, chart in zip(("2022-10", "2023-10"), charts):
+        d = f.data[rid]
+        tx, ty = _plane_scale(d)
+        drawn = [n for p in d["points"] for n in p["names"]]
+        assert sorted(drawn + d["unplaced"]) == sorted(df.index)             # every catalog part, once
+        assert d["unplaced"] == [n for n in df.index if df.loc[n, "tpp"] != df.loc[n, "tpp"]]
+        marks = re.findall(r'<(circle cx="([\d.]+)" cy="([\d.]+)"|rect x="([\d.]+)" y="([\d.]+)" width="10")', chart)
+        assert len(marks) == len(d["points"])
+        labels = [t for t, _ in direct_labels(chart)]
+        for p, m in zip(d["points"], marks):
+            for n in p["names"]:
+                row = df.loc[n]
+                assert (p["tpp"], p["category"], p["market"]) == (row["tpp"], row[rid], row["market"])
+                assert p["pd"] == (None if row["pd"] != row["pd"] else row["pd"])
+            cx, cy = (float(m[1]), float(m[2])) if m[1] else (float(m[3]) + 5, float(m[4]) + 5)
+            k = round((cx - tx(p["tpp"])) / 12.0)                   # a second category at one place sits beside it
+            assert cx == pytest.approx(tx(p["tpp"]) + 12.0 * k, abs=0.06) and k in (0, 1)
+            if p["pd"] is not None:
+                assert cy == pytest.approx(ty(p["pd"]), abs=0.06)
+            else:
+                assert cy > ty(0.0)                                   # the strip below zero: die area unknown
+            assert m[0].startswith("rect") == (p["market"] == "consumer")
+            assert ", ".join(p["names"]) in labels
+    cat = {rid: {n: p["category"] for p in f.data[rid]["points"] for n in p["names"]} for rid in f.data}
+    # the A800 and H800 were cut to the 2022 rule's I/O limit; the 2023 rule catches them on TPP alone
+    assert cat["2022-10"]["A800"] == cat["2022-10"]["H800"] == "not controlled"
+    assert cat["2023-10"]["A800"] == cat["2023-10"]["H800"] == "3A090.a"
+    assert cat["2023-10"]["H20"] == "not controlled" and cat["2023-10"]["RTX-3090"] == "not controlled (note)"

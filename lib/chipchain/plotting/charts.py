@@ -332,9 +332,19 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
 
 
 def _wrap(text: str, width: float) -> list[str]:
-    """Split a category name into lines that fit ``width`` units at the largest text size (never truncated)."""
+    """Split a category name into lines that fit ``width`` units at the largest text size (never truncated, and
+    never between a number and its "%").
+
+    >>> _wrap("GPU SRAM Memory: printed 4.5 %, counts give 4.5 %", 600)
+    ['GPU SRAM Memory: printed 4.5 %, counts give', '4.5 %']
+    """
     limit = max(8, int(width / (_CW * _F)))
-    words, lines, cur = str(text).split(), [], ""
+    words, lines, cur = [], [], ""
+    for w in str(text).split():              # "17.2 %" stays on one line: a unit sign never starts a line
+        if words and w.startswith("%"):
+            words[-1] += " " + w
+        else:
+            words.append(w)
     for w in words:
         if cur and len(cur) + 1 + len(w) > limit:
             lines.append(cur)

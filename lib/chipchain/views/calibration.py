@@ -12,7 +12,7 @@ from . import _layout
 from ._figure import Figure, key
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
-           "plot_step_scatter", "plot_hours_scatter", "calibration_figure", "step_explorer", "BANDS"]
+           "calibration_figure", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
 BANDS = (0.15, 0.30)
@@ -129,52 +129,6 @@ def conflicts_table():
              "the other": f"{fmt(c['figure_b'], c['unit'])} ({tables.sci_words(c['source_b'])})",
              "gap": gap(c["figure_a"], c["figure_b"]), "why": tables.sci_words(c["explanation"])} for c in conflicts()]
     return pd.DataFrame(rows).set_index("what")
-
-
-def _identity(ax, lo, hi):
-    xs = [lo, hi]
-    ax.plot(xs, xs, color="black", lw=1, label="predicted = reported")
-    for k, band in enumerate(BANDS):
-        ax.fill_between(xs, [x * (1 - band) for x in xs], [x * (1 + band) for x in xs], color="grey",
-                        alpha=0.28 - 0.14 * k, lw=0, label=f"± {band:.0%}".replace("%", " %"))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
-
-
-def plot_step_scatter(ax=None):
-    """Static figure: predicted vs measured seconds per step for every fully specified configuration
-    (leave-one-out efficiencies), one colour per family, with the identity line and ± 15 % / ± 30 % bands.
-    Returns the Axes."""
-    ax = plotting.axes(ax)
-    errs = predictor.step_errors()
-    _identity(ax, 0.5, 200)
-    for i, fam in enumerate(dict.fromkeys(e.family for e in errs)):
-        pts = [e for e in errs if e.family == fam]
-        ax.scatter([e.measured for e in pts], [e.predicted for e in pts], color=plotting.color(i), s=36, label=fam,
-                   zorder=3)
-    ax.set_xlabel("measured seconds per step (published)")
-    ax.set_ylabel("predicted seconds per step")
-    ax.legend(loc="upper left", fontsize=9, frameon=False)
-    return ax
-
-
-def plot_hours_scatter(ax=None, fixed_mfu=0.5):
-    """Static figure: predicted vs reported GPU-hours of whole runs, at the leave-one-out median MFU of the
-    generation (filled) and at a fixed ``fixed_mfu`` (hollow), with the identity line and the bands. Returns the
-    Axes."""
-    ax = plotting.axes(ax)
-    errs = calibration.gpu_hours_errors(fixed_mfu)
-    _identity(ax, 3e4, 5e7)
-    ax.scatter([e.reported for e in errs], [e.predicted for e in errs], color=plotting.color(0), s=36, zorder=3,
-               label="at the median MFU of the other runs")
-    ax.scatter([e.reported for e in errs], [e.fixed for e in errs], facecolors="none", edgecolors=plotting.color(1),
-               s=36, zorder=3, label=f"at a fixed {fixed_mfu:.0%} MFU".replace("%", " %"))
-    ax.set_xlabel("reported GPU-hours")
-    ax.set_ylabel("predicted GPU-hours")
-    ax.legend(loc="upper left", fontsize=9, frameon=False)
-    return ax
 
 
 def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):

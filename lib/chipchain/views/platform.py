@@ -7,8 +7,9 @@ from functools import lru_cache
 
 from .._lazy import np
 
-from .. import datapath, experiments, plotting, scheduling, tables, widgets
+from .. import _check, datapath, experiments, plotting, scheduling, tables, units, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import HOUR, TERA, fmt_number, fmt_percent
 
 
@@ -43,41 +44,86 @@ def troubleshooting():
 
 # --- figures -----------------------------------------------------------------------------------------------------
 
-def plot_schedule(results, ax=None):
-    """Daily-mean utilisation (solid) and capacity left for large jobs (dashed) over the simulated weeks, one colour
-    per :class:`ScheduleResult`. Returns the Axes."""
-    ax = plotting.axes(ax)
+def _daily(hourly, days):
+    return [units.stable(float(v)) for v in np.array(hourly[:days * 24]).reshape(days, 24).mean(1)]
+
+
+def schedule_figure(results):
+    """Daily-mean utilisation (solid) and the room for a new large job (dashed) over the simulated weeks, one colour
+    per :class:`chipchain.scheduling.ScheduleResult` in ``results`` — a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = schedule_figure([scheduling.simulate_schedule("first-fit", 0.4, 0.85, seed=0)])
+    >>> len(f.data["series"]["first-fit"]["utilisation"]) == f.data["days"]
+    True
+    """
+    results = list(results)
+    if not results:
+        raise ValueError("results must hold at least one ScheduleResult")
+    lines, series, spans = [], {}, []
     for i, r in enumerate(results):
         if not isinstance(r, scheduling.ScheduleResult):
             raise ValueError(f"results must hold ScheduleResult objects, got {type(r).__name__}")
         days = len(r.hourly_utilisation) // 24
-        u = np.array(r.hourly_utilisation[:days * 24]).reshape(days, 24).mean(1)
-        c = np.array(r.hourly_large_capacity[:days * 24]).reshape(days, 24).mean(1)
-        ax.plot(np.arange(days) + 0.5, u, color=plotting.color(i), label=f"{r.policy}: utilisation")
-        ax.plot(np.arange(days) + 0.5, c, color=plotting.color(i), ls="--", label=f"{r.policy}: room for a large job")
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("day")
-    ax.set_ylabel("fraction of the cluster's GPUs")
-    ax.legend(fontsize=8, loc="center right")
-    return ax
+        u, c = _daily(r.hourly_utilisation, days), _daily(r.hourly_large_capacity, days)
+        xs = [d + 0.5 for d in range(days)]
+        lines += [{"x": xs, "y": u, "label": f"{r.policy}: utilisation", "color": plotting.color(i)},
+                  {"x": xs, "y": c, "label": f"{r.policy}: room for a new large job", "color": plotting.color(i),
+                   "dash": True}]
+        series[r.policy] = {"utilisation": u, "room": c}
+        spans.append(f"{r.policy}: utilisation {fmt_percent(r.utilisation, decimals=0)} over the run (daily "
+                     f"{fmt_percent(min(u), decimals=0)}–{fmt_percent(max(u), decimals=0)}), room for a large job "
+                     f"{fmt_percent(r.large_capacity, decimals=0)} on average (daily {fmt_percent(min(c), decimals=0)}"
+                     f"–{fmt_percent(max(c), decimals=0)})")
+    days = len(results[0].hourly_utilisation) // 24
+    alt = (f"Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and "
+           f"on which a new large job could start at once (dashed): " + "; ".join(spans) + ".")
+    html = plotting.svg_chart(lines=lines, xlim=(0, days), ylim=(0, 1), yformat="percent",
+                              xlabel="time (days; the first week is warm-up)", ylabel="share of the cluster's GPUs (%)", height=300, alt=alt)
+    return Figure(html, "; ".join(spans), {"days": days, "series": series})
 
 
-def plot_padding(lengths, batch, seq, ax=None):
-    """Length histogram (log bins) with the fraction of real tokens under each batching scheme in the legend.
-    Returns the Axes."""
+def padding_figure(lengths, batch, seq, bins=40):
+    """The share of token slots that hold real tokens under three batching schemes (padding each batch to its
+    longest, eight length buckets, first-fit-decreasing packing into ``seq`` tokens), as named bars on one 0–100 %
+    scale, above the length histogram (``bins`` logarithmic bins from 1 to the longest document) — a chart-system
+    figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> x = datapath.sample_lengths(500, 512, 1.0, 4096, seed=0)
+    >>> f = padding_figure(x, 16, 4096)
+    >>> sum(f.data["counts"]) == 500 and [k for k, _ in f.data["efficiency"]][2]
+    'FFD packing into 4,096-token sequences'
+    """
     x = datapath._lengths(lengths)
-    ax = plotting.axes(ax)
-    bins = np.geomspace(1, max(int(x.max()), 2), 40)
-    ax.hist(x, bins=bins, color=plotting.color(0), alpha=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("document length (tokens)")
-    ax.set_ylabel("documents")
-    effs = [("pad to the longest in the batch", datapath.padding_efficiency(x, batch)),
-            ("length buckets (8)", datapath.bucket_efficiency(x, batch)),
-            (f"FFD packing into {seq}", datapath.packing_efficiency(x, seq))]
-    txt = "\n".join(f"{k}: {fmt_percent(v, decimals=1)} real tokens" for k, v in effs)
-    ax.text(0.02, 0.97, txt, transform=ax.transAxes, va="top", fontsize=8)
-    return ax
+    b = _check.integer("batch", batch, minimum=1)
+    s = _check.integer("seq", seq, minimum=1)
+    n = _check.integer("bins", bins, minimum=2)
+    effs = [("pad each batch to its longest", units.stable(datapath.padding_efficiency(x, b))),
+            ("length buckets (8), then pad", units.stable(datapath.bucket_efficiency(x, b))),
+            (f"FFD packing into {s:,}-token sequences", units.stable(datapath.packing_efficiency(x, s)))]
+    edges = np.geomspace(1, max(int(x.max()), 2), n + 1)
+    counts, _ = np.histogram(x, bins=edges)
+    bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(effs)], xlim=(0, 1),
+                              xformat="percent", xlabel="token slots holding real tokens (%)",
+                              unit_format=lambda v: str(fmt_percent(v, decimals=1)),
+                              alt=f"Share of token slots holding real tokens, batches of {b}: "
+                              + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in effs) + ".")
+    xs, ys = [], []
+    for a, c, h in zip(edges[:-1], edges[1:], counts):     # a step outline, one step per bin
+        xs += [units.stable(float(a)), units.stable(float(c))]
+        ys += [int(h), int(h)]
+    peak = int(np.argmax(counts))
+    chart = plotting.svg_chart(
+        lines=[{"x": xs, "y": ys, "label": f"documents per bin ({n} bins)"}], xlog=True,
+        xlim=(1, float(edges[-1])), vlines=[{"x": float(np.median(x)), "label": f"median {np.median(x):,.0f}"}],
+        legend="none", xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=260,
+        alt=f"Histogram of {x.size:,} document lengths on a log axis from 1 to {edges[-1]:,.0f} tokens in {n} bins, "
+            f"peaking at {int(counts[peak])} documents between {edges[peak]:,.0f} and {edges[peak + 1]:,.0f} tokens, "
+            f"median {np.median(x):,.0f}, mean {x.mean():,.0f}; {int(counts[-1])} in the last bin, up to "
+            f"{edges[-1]:,.0f}.")
+    text = "; ".join(f"{k}: {fmt_percent(v, decimals=1)} real tokens" for k, v in effs)
+    return Figure(bars + chart, text, {"efficiency": effs, "edges": [float(e) for e in edges],
+                                       "counts": [int(c) for c in counts]})
 
 
 # --- explorables -------------------------------------------------------------------------------------------------

@@ -6,12 +6,16 @@ data (``data/export_rules.json``), not written here.
 """
 from __future__ import annotations
 
-import html
+import html as _html
+import math
+import re
 
 from .. import plotting, policy, tables, units, widgets
+from ..plotting._svg import FONT_UNITS, _F, _Boxes, _label, _width
 from . import _layout
+from ._figure import Figure, key
 
-__all__ = ["placements", "io_audit", "timeline", "superpods", "plot_rule_plane", "plot_rule_planes",
+__all__ = ["placements", "io_audit", "timeline", "superpods", "rule_plane_figure",
            "design_a_chip_explorer"]
 
 _CAT_COLOURS = {"3A090": 1, "3A090.a": 1, "3A090.b": 4, "not controlled": 2, "not controlled (note)": 3}
@@ -130,165 +134,190 @@ def _regions(rule, x1, y1):
     return out
 
 
-def _shade(ax, rule, x1, y1):
-    """Shade each category's region, the first (strictest) category on top, and label it."""
-    from matplotlib.patches import Rectangle
+#: the rule plane's axes: TPP (log) from 200 to 60,000; performance density up to 22, and below zero a strip for the
+#: parts whose die area the catalog lacks (their density is unknown)
+_PLANE_X, _PLANE_Y = (200.0, 60_000.0), 22.0
+_STRIP = 10.0                        # depth of the strip below zero, in density units
+_PLANE_RECT = re.compile(r'<path d="M([\d.]+) ([\d.]+)V([\d.]+)H([\d.]+)" fill="none" stroke="#888"/>')
 
-    regions = _regions(rule, x1, y1)
-    for rank, (name, boxes) in reversed(list(enumerate(regions))):
-        c = plotting.color(_CAT_COLOURS.get(name, 1))
-        for bx0, bx1, by0, by1, _ in boxes:
-            if rank < len(regions) - 1:      # a stricter category hides the laxer one beneath it
-                ax.add_patch(Rectangle((bx0, by0), bx1 - bx0, by1 - by0, color="white", lw=0))
-            ax.add_patch(Rectangle((bx0, by0), bx1 - bx0, by1 - by0, color=c, alpha=0.12 if rank == 0 else 0.18,
-                                   lw=0))
-        if rank == 0:
-            bx0, _, _, _, io = min(boxes, key=lambda b: b[0])
-            words = name if io is None else f"{name} if I/O ≥ {io:g} GB/s"
-            ax.text(bx0 * 1.06, y1 - 1.2, words, fontsize=9, color=c)
+
+def _tint(colour, share=0.28):
+    """``colour`` (#rrggbb) mixed with white: the fill of a region, pale enough for points drawn on it."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{round(255 - share * (255 - v)):02x}" for v in (r, g, b))
+
+
+def _branches_text(branches):
+    """A category's branches in words: "(A and B) or (C and D)"; one branch without parentheses."""
+    parts = [_branch_text(b) for b in branches]
+    return parts[0] if len(parts) == 1 else " or ".join(f"({t})" for t in parts)
+
+
+def _branch_text(branch):
+    words = {"tpp": "TPP", "pd": "PD", "io_GBps": "I/O (GB/s)"}
+    out = []
+    for metric, lo, hi in branch:
+        if lo is not None and hi is not None:
+            out.append(f"{lo:,g} ≤ {words[metric]} < {hi:,g}")
+        elif lo is not None:
+            out.append(f"{words[metric]} ≥ {lo:,g}")
         else:
-            _, bx1, by0, _, _ = min(boxes, key=lambda b: b[2])
-            ax.text(bx1 / 1.04, by0 + 0.4, name, fontsize=8, color="#8a5a00", ha="right")
+            out.append(f"{words[metric]} < {hi:,g}")
+    return " and ".join(out)
 
 
-def plot_rule_plane(rule_id="2023-10", ax=None, place_labels=True):
-    """Every catalog part on the TPP (log) × performance-density plane, coloured by its category under ``rule_id``,
-    with the rule's regions shaded. Parts whose die area the catalog lacks sit in a strip below zero. Returns the Axes.
-
-    >>> ax = plot_rule_plane("2023-10")
-    >>> ax.get_xscale(), ax.get_title()
-    ('log', 'October 2023 rule (88 FR 73458)')
-    >>> import matplotlib.pyplot as plt; plt.close("all")
-    """
-    r = policy.rule(rule_id)
-    ax = plotting.axes(ax)
-    x0, x1, y0, y1, strip = 200, 60_000, -5.5, 22.0, -1.3
-    _shade(ax, r, x1, y1)
-    ax.axhline(0, color="#999", lw=0.6)
-    df = placements([r.id])
-    unplaced = [name for name, row in df.iterrows() if row["tpp"] is None or row["tpp"] != row["tpp"]]
+def _rule_plane_chart(rule, df):
+    """One rule's plane as chart-system SVG and the values it draws (see :func:`rule_plane_figure`)."""
+    (x0, x1), y1, y0 = _PLANE_X, _PLANE_Y, -_STRIP
+    regions = _regions(rule, x1, y1)
+    lines, drawn = [], []
+    for rank, (name, boxes) in reversed(list(enumerate(regions))):       # the strictest category drawn last, on top
+        fill = _tint(plotting.color(_CAT_COLOURS.get(name, 1)))
+        for branch, (bx0, bx1, by0, by1, io) in zip(rule.categories[rank][1], boxes):
+            if not any(metric == "pd" for metric, _, _ in branch):
+                by0 = y0        # no density threshold: it covers the parts of unknown density too, down the strip
+            lines.append({"x": [bx0, bx1], "y": [by1, by1], "base": [by0, by0], "color": fill})
+            drawn.append((name, bx0, bx1, by0, by1, io))
+    alt_parts = []
+    unplaced = [n for n, row in df.iterrows() if row["tpp"] is None or row["tpp"] != row["tpp"]]
     placed = df.drop(index=unplaced)
-    known = placed[placed["pd"].notna()]
-    unknown = placed[placed["pd"].isna()].sort_values("tpp")
-    rows = [strip - 1.3 * (i % 3) for i in range(len(unknown))]
+    html = plotting.svg_chart(
+        lines=lines, xlog=True, xlim=(x0, x1), ylim=(y0, y1), yticks=[(v, f"{v:g}") for v in (0, 5, 10, 15, 20)],
+        hlines=[{"y": 0.0, "color": "#999"}], xlabel="TPP (dense, best precision; log scale)",
+        ylabel="performance density PD (TPP per mm²)", legend="none", height=640, alt="-",
+        title=f"{rule.name} ({rule.citation})")
+    m = _PLANE_RECT.search(html)
+    ml, mt, bottom, right = (float(v) for v in m.groups())
+    tx = lambda v: ml + (math.log10(v) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * (right - ml)  # noqa
+    ty = lambda v: bottom - (v - y0) / (y1 - y0) * (bottom - mt)                                              # noqa
+    zero = ty(0.0)
+    boxes = _Boxes((ml, mt, right, bottom))
+    out = []
+    # region names, inside each region's first box where they fit (the key below names them in full)
+    for rank, (name, rboxes) in enumerate(regions):
+        bx0, bx1, by0, by1, io = min(rboxes, key=lambda b: (b[0], -b[3]))
+        text = name if io is None else f"{name} if I/O ≥ {io:g} GB/s"
+        c = plotting.color(_CAT_COLOURS.get(name, 1))
+        cands = [(tx(bx0) + 0.3 * _F, ty(min(by1, y1)) + 1.0 * _F, "start"),
+                 (tx(min(bx1, x1)) - 0.3 * _F, ty(by0) - 0.35 * _F, "end"),
+                 (tx(bx0) + 0.3 * _F, ty(by0) - 0.35 * _F, "start")]
+        x, y, a = boxes.place(cands, text)
+        out.append(_label(x, y, text, fill=c, anchor=a, weight="600"))
+    # the points: parts with a density on the plane, the others on one row of the strip
+    strip_y = zero + 1.0 * _F
     groups: dict = {}
-    for (name, row), y in [*((item, item[1]["pd"]) for item in known.iterrows()),
-                           *zip(unknown.iterrows(), rows)]:
-        groups.setdefault((round(row["tpp"], 1), round(float(y), 3)), []).append((name, row[r.id], row["market"]))
-    items = []
-    for (x, y), members in groups.items():
+    for name, row in placed.sort_values("tpp").iterrows():
+        known = row["pd"] == row["pd"] and row["pd"] is not None
+        key_ = (float(row["tpp"]), float(row["pd"]) if known else None)
+        groups.setdefault(key_, []).append((name, row[rule.id], row["market"]))
+    items, points = [], []
+    for (tpp, pd_), members in groups.items():
         cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
         for k, (cat, market) in enumerate(cats):
+            px = tx(tpp) + k * 12.0                       # a second category at the same place: beside the first
+            py = ty(pd_) if pd_ is not None else strip_y
+            names = [n for n, ct, mk in members if (ct, mk) == (cat, market)]
             c = _colour(cat)
-            ax.scatter([x * 1.07**k], [y], s=36, color=c, marker="s" if market == "consumer" else "o",
-                       edgecolor="black", linewidth=0.5, zorder=3)
-            names = ", ".join(n for n, ct, mk in members if (ct, mk) == (cat, market))
-            items.append((x * 1.07**k, y, names, c if len(cats) > 1 else "black"))
-    for cat in dict.fromkeys(df[r.id]):
-        ax.scatter([], [], color=_colour(cat), label=cat, edgecolor="black", linewidth=0.5)
-    ax.scatter([], [], color="white", marker="s", label="square: consumer part", edgecolor="black", linewidth=0.5)
-    ax.set_xscale("log")
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
-    ax.set_yticks([0, 5, 10, 15, 20])
-    ax.text(x0 * 1.05, y0 + 0.4, "below 0: die area not in catalog", fontsize=8, color="#555")
-    if unplaced:
-        ax.text(x1 / 1.05, y0 + 0.4, "no peak in catalog: " + ", ".join(unplaced), fontsize=8, color="#555",
-                ha="right")
-    ax.legend(fontsize=8, loc="upper left")
-    if place_labels:
-        _place_labels(ax, items)
-    else:
-        ax._cc_label_items = items         # placed by plot_rule_planes once the figure is laid out
-    ax.set_xlabel("TPP (dense, best precision)")
-    ax.set_ylabel("performance density (TPP per mm²)")
-    ax.set_title(f"{r.name} ({r.citation})")
-    return ax
-
-
-#: candidate label positions around a point, nearest first: (dx, dy) in points, horizontal and vertical alignment
-_SPOTS = [(5, 0, "left", "center"), (-5, 0, "right", "center"), (0, 6, "center", "bottom"),
-          (0, -6, "center", "top"), (5, 6, "left", "bottom"), (5, -6, "left", "top"), (-5, 6, "right", "bottom"),
-          (-5, -6, "right", "top")]
-_FAR = [(dx, dy, "left" if dx > 0 else "right" if dx < 0 else "center", "bottom" if dy > 0 else "top")
-        for dy in (14, -14, 22, -22) for dx in (10, -10, 0, 24, -24)]
-
-
-def _place_labels(ax, items, fontsize=8):
-    """Label points without collisions: ``items`` are (x, y, text, colour). Each label takes the first candidate
-    position (:data:`_SPOTS`, then farther ones with a leader line) whose box stays inside the axes and overlaps no
-    marker, no label already placed, no text already on the axes and not the legend; failing that, the position
-    with the least overlap. Positions are judged on the figure as laid out when called."""
-    from matplotlib.transforms import Bbox
-
-    fig = ax.figure
-    renderer = fig.canvas.get_renderer()
-    frame = ax.get_window_extent(renderer)
-    pts = [ax.transData.transform((x, y)) for x, y, _, _ in items]
-    r = 5.0 * fig.dpi / 72
-    markers = [Bbox.from_extents(px - r, py - r, px + r, py + r) for px, py in pts]
-    taken = [t.get_window_extent(renderer) for t in ax.texts]
-    legend = ax.get_legend()
-    if legend is not None:
-        taken.append(legend.get_window_extent(renderer))
-
-    def overlap(a, b):
-        w = min(a.x1, b.x1) - max(a.x0, b.x0)
-        h = min(a.y1, b.y1) - max(a.y0, b.y0)
-        return w * h if w > 0 and h > 0 else 0.0
-
-    def extent(text):
-        probe = ax.text(0, 0, text, fontsize=fontsize)
-        box = probe.get_window_extent(renderer)
-        probe.remove()
-        return box.width, box.height
-
-    scale = fig.dpi / 72
-    order = sorted(range(len(items)), key=lambda i: (-items[i][1], items[i][0]))    # top to bottom
+            if market == "consumer":
+                out.append(f'<rect x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10" fill="{c}" '
+                           f'stroke="#000" stroke-width="1"/>')
+            else:
+                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="{c}" stroke="#000" '
+                           f'stroke-width="1"/>')
+            boxes.placed.append((px - 6, py - 6, px + 6, py + 6))
+            items.append((px, py, names, pd_ is None))
+            points.append({"names": names, "tpp": tpp, "pd": pd_, "category": cat, "market": market,
+                           "x": px, "y": py})
+            alt_parts.append(f"{', '.join(names)}: TPP {tpp:,.0f}, "
+                             + (f"density {pd_:.2f}" if pd_ is not None else "density unknown") + f", {cat}")
+    strip_text = "below zero: die area not in the catalog"
+    x, y, a = boxes.place([(ml + 0.3 * _F, bottom - 0.4 * _F, "start"), (right - 0.3 * _F, bottom - 0.4 * _F, "end")],
+                          strip_text)
+    out.append(_label(x, y, strip_text, fill="#555", anchor=a))
+    # labels: the nearest free spot; failing that, a farther one joined to its point by a leader line
+    order = sorted(range(len(items)), key=lambda i: (items[i][3], items[i][0] if items[i][3] else items[i][1]))
+    leaders = []
     for i in order:
-        x, y, text, colour = items[i]
-        (px, py), (w, h) = pts[i], extent(text)
+        px, py, names, in_strip = items[i]
+        text = ", ".join(names)
+        lo, hi = (zero + 0.2 * _F, bottom) if in_strip else (mt, zero - 0.1 * _F)
+        r = 0.5 * _F
+        near = [(px + r, py + 0.35 * _F, "start"), (px, py - 0.75 * _F, "middle"), (px - r, py + 0.35 * _F, "end"),
+                (px, py + 1.45 * _F, "middle")]
+        w = _width(text)
+        if in_strip:           # the strip: rows straight below the point first, so leaders run down and never cross
+            near = [(px, py + 1.45 * _F, "middle")]
+            rows = [(px, py + (k + 0.6) * 1.15 * _F, "middle") for k in range(1, 8)]
+            near += [c for c in rows if c[1] <= hi]
+        far = [(px + dx, py + dy, "middle") for k in range(1, 8) for dy in ((k + 0.6) * 1.15 * _F, -(k - 0.4) * 1.15 * _F)
+               for dx in (0.0, w * 0.6, -w * 0.6, w * 1.1, -w * 1.1) if lo + 0.8 * _F <= py + dy <= hi]
+        if in_strip:
+            far, near = near[1:] + far, near[:1]
         best = None
-        for dx, dy, ha, va in _SPOTS + _FAR:
-            ax0 = px + dx * scale - {"left": 0, "right": w, "center": w / 2}[ha]
-            ay0 = py + dy * scale - {"bottom": 0, "top": h, "center": h / 2}[va]
-            box = Bbox.from_extents(ax0, ay0, ax0 + w, ay0 + h).padded(1.5)
-            cost = sum(overlap(box, m) for j, m in enumerate(markers) if j != i)
-            cost += sum(overlap(box, b) for b in taken)
-            inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
-            cost += (0 if inside else 1e6) + (0.5 if (dx, dy, ha, va) in _FAR else 0.0)
+        for j, (x, y, a) in enumerate(near + far):
+            b = boxes.box(x, y, text, a)
+            shift = max(0.0, ml - b[0]) - max(0.0, b[2] - right)
+            b = (b[0] + shift, b[1], b[2] + shift, b[3])
+            cost = sum(max(0, min(b[2], q[2]) - max(b[0], q[0])) * max(0, min(b[3], q[3]) - max(b[1], q[1]))
+                       for q in boxes.placed)
+            cost += 0 if lo - 1 <= b[1] and b[3] <= hi + 1 else 1e6
             if best is None or cost < best[0]:
-                best = (cost, (dx, dy, ha, va), box)
-            if cost < 1:
+                best = (cost, x + shift, y, a, b, j >= len(near))
+            if cost == 0:
                 break
-        _, (dx, dy, ha, va), box = best
-        far = (dx, dy, ha, va) in _FAR
-        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize,
-                    color=colour, zorder=4, arrowprops={"arrowstyle": "-", "color": "#777", "lw": 0.6, "shrinkA": 0,
-                                                        "shrinkB": 4} if far else None)
-        taken.append(box)
+        _, x, y, a, b, is_far = best
+        boxes.placed.append(b)
+        if is_far:     # a leader from the point to the label's centre, which it meets at the desktop's text size
+            ex, ey = x, (y - 0.8 * FONT_UNITS[0] if y > py else y + 0.2 * FONT_UNITS[0])
+            leaders.append(f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="#777" '
+                           f'stroke-width="1"/>')
+        out.append(_label(x, y, text, fill="#000", anchor=a))
+    alt = (f"Scatter of catalog accelerators by TPP (log scale, {x0:,.0f} to {x1:,.0f}) and performance density under "
+           f"the {rule.name} ({rule.citation}); shaded regions: "
+           + "; ".join(f"{name}: " + _branches_text(branches) for name, branches in rule.categories)
+           + ". Parts: " + "; ".join(alt_parts)
+           + (f". No peak in the catalog: {', '.join(unplaced)}." if unplaced else "."))
+    html = html.replace('aria-label="-"', f'aria-label="{_html.escape(alt, quote=True)}"', 1)
+    html = html.replace("<title>-</title>", f"<title>{_html.escape(alt)}</title>", 1)
+    html = html.replace("</svg>", "".join(leaders) + "".join(out) + "</svg>", 1)
+    return html, {"regions": drawn, "points": points, "unplaced": unplaced,
+                  "rect": (ml, mt, right, bottom), "xlim": (x0, x1), "ylim": (y0, y1)}
 
 
-def plot_rule_planes(rule_ids=("2022-10", "2023-10"), figsize=(7.5, 9)):
-    """The rule plane (:func:`plot_rule_plane`) for each rule, stacked in one figure laid out before the point
-    labels are placed, so none collides. Returns the Figure.
+def rule_plane_figure(rule_ids=("2022-10", "2023-10")):
+    """Every catalog part on the plane of TPP (log scale) and performance density, one chart per rule in
+    ``rule_ids``, one above the other: the rule's regions shaded from its thresholds (``data/export_rules.json``,
+    :func:`chipchain.policy.rule`; a branch with no density threshold reaches down into the strip), each part a dot
+    (a square for a consumer part) in the colour of its category under the rule, named beside it. Parts whose die
+    area the catalog lacks sit on a strip below zero. A chart-system figure
+    (:class:`~chipchain.views._figure.Figure`); ``data[rule_id]`` holds the regions and points drawn.
 
-    >>> fig = plot_rule_planes()
-    >>> [ax.get_title()[:12] for ax in fig.axes]
-    ['October 2022', 'October 2023']
-    >>> import matplotlib.pyplot as plt; plt.close("all")
+    >>> f = rule_plane_figure()
+    >>> sorted({p["category"] for p in f.data["2023-10"]["points"]})[:2]
+    ['3A090.a', 'not controlled']
     """
-    ids = list(rule_ids)
+    if isinstance(rule_ids, str):
+        rule_ids = [rule_ids]
+    ids = [policy.rule(r).id for r in rule_ids]
     if not ids:
         raise ValueError("rule_ids must name at least one rule")
-    fig, axes = plotting.figure(len(ids), 1, figsize=figsize)
-    axes = [axes] if len(ids) == 1 else list(axes)
-    for rule_id, ax in zip(ids, axes):
-        plot_rule_plane(rule_id, ax=ax, place_labels=False)
-    fig.tight_layout()
-    for ax in axes:
-        _place_labels(ax, ax._cc_label_items)
-    return fig
+    df = placements(ids)
+    charts, data, texts = [], {}, []
+    for rid in ids:
+        r = policy.rule(rid)
+        svg, d = _rule_plane_chart(r, df)
+        cats = list(dict.fromkeys(df[rid]))
+        entries = [(f"{name} region: " + _branches_text(branches) + (" (where no stricter category applies)" if k else ""),
+                    _tint(plotting.color(_CAT_COLOURS.get(name, 1))), "box") for k, (name, branches) in enumerate(r.categories)]
+        entries += [(cat, _colour(cat), "dot") for cat in cats] + [("square: a consumer part", "#555", "box")]
+        svg = svg.replace("<svg", key(entries) + "<svg", 1)
+        note = (_layout.para(f"No peak in the catalog, so not drawn: {', '.join(d['unplaced'])}.", small=True)
+                if d["unplaced"] else "")
+        charts.append(svg + note)
+        data[rid] = d
+        counts = {c: int((df[rid] == c).sum()) for c in cats}
+        texts.append(f"{r.name}: " + ", ".join(f"{n} {c}" for c, n in counts.items()))
+    return Figure("".join(charts), "; ".join(texts), data)
 
 
 @widgets.explorer

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from .._lazy import np
 
-from .. import economics, plotting, power, systems, units, walkthrough, widgets
+from .. import _check, economics, plotting, power, systems, units, walkthrough, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import fmt_percent
 
-__all__ = ["facts", "deals", "run_energy_explorer", "plot_buy_vs_rent", "buy_vs_rent_explorer"]
+__all__ = ["facts", "deals", "run_energy_explorer", "buy_vs_rent_figure", "buy_vs_rent_explorer"]
 
 
 def facts():
@@ -103,39 +104,46 @@ def run_energy_explorer():
     ], title="Energy and cost of a training run")
 
 
-def plot_buy_vs_rent(purchase_price=None, gpu_power="H100", host_share=None, rents=(2.0, 3.0, 4.0), ax=None,
-                     **ownership):
-    """Owning's cost per used hour (:func:`chipchain.economics.cost_per_used_hour` over utilisation) against each
-    rent as a horizontal line, with its break-even utilisation marked. ``purchase_price`` defaults to seed 002's
-    $30,000, ``host_share`` to the DGX H100's 575 W at its rating (:func:`chipchain.power.host_share`); extra keyword
-    arguments go to :func:`chipchain.economics.ownership_cost`. Returns the Axes.
+def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, rents=(2.0, 3.0, 4.0), **ownership):
+    """Owning's cost per used GPU-hour (:func:`chipchain.economics.cost_per_used_hour` over utilisation, 10–100 %)
+    against each rent as a dashed horizontal line, with its break-even utilisation
+    (:func:`chipchain.economics.break_even_utilisation`) marked — a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`). ``purchase_price`` defaults to seed 002's $30,000, ``host_share`` to
+    the DGX H100's 575 W at its rating (:func:`chipchain.power.host_share`); extra keyword arguments go to
+    :func:`chipchain.economics.ownership_cost`.
 
-    >>> ax = plot_buy_vs_rent(rents=(2.0, 4.0))
-    >>> [t.get_text() for t in ax.texts]
-    ['86 %', '40 %']
-    >>> import matplotlib.pyplot as plt; plt.close("all")
+    >>> f = buy_vs_rent_figure(rents=(2.0, 4.0))
+    >>> [(r, round(u, 2)) for r, u in f.data["break_even"]]
+    [(2.0, 0.86), (4.0, 0.4)]
     """
     purchase = power.fact("h100_price_seed002") if purchase_price is None else purchase_price
     host = power.host_share("H100") if host_share is None else host_share
+    rents = [float(_check.positive("rent", r)) for r in rents]
+    if not rents:
+        raise ValueError("rents must hold at least one hourly rent")
     us = np.linspace(0.1, 1.0, 46)
     owned = economics.ownership_cost(purchase, us, gpu_power, host, **ownership)
-    ax = plotting.axes(ax)
-    ax.plot(us, economics.cost_per_used_hour(owned), color=plotting.color(0), lw=2,
-            label="own: cost per used GPU-hour")
+    cost = [units.stable(float(v)) for v in economics.cost_per_used_hour(owned)]
+    lines = [{"x": [units.stable(float(u)) for u in us], "y": cost, "label": "own: cost per used GPU-hour",
+              "color": plotting.color(0)}]
+    points, even = [], []
     for i, r in enumerate(rents):
         c = plotting.color(i + 1)
-        u = economics.break_even_utilisation(owned.fixed, owned.variable_per_used_hour, r)
-        ax.axhline(r, color=c, ls="--", lw=1.2, label=f"rent ${r:.2f}/h")
+        u = float(economics.break_even_utilisation(owned.fixed, owned.variable_per_used_hour, r))
+        even.append((r, u))
+        lines.append({"x": [0.1, 1.0], "y": [r, r], "label": f"rent ${r:.2f}/h", "color": c, "dash": True})
         if u <= 1:
-            ax.plot([u], [r], "o", color=c)
-            ax.annotate(str(fmt_percent(u, decimals=0)), (u, r), xytext=(4, 4), textcoords="offset points", fontsize=8, color=c)
-    ax.set_xlim(0.1, 1.0)
-    ax.set_ylim(0, max(8.0, max(rents) * 1.3))
-    ax.set_xlabel("utilisation of an owned GPU (fraction of the year's hours)")
-    ax.set_ylabel("$ per used GPU-hour")
-    ax.xaxis.set_major_formatter(lambda x, _: f"{x:.0%}")     # axis ticks compact, as plotting's percent axes
-    ax.legend(fontsize=8)
-    return ax
+            points.append({"x": u, "y": r, "label": str(fmt_percent(u, decimals=0)), "color": c})
+    ymax = max(8.0, max(rents) * 1.3)
+    said = "; ".join(f"${r:.2f}/h breaks even at {fmt_percent(u, decimals=0)} utilisation" if u <= 1 else
+                     f"${r:.2f}/h is cheaper than owning even at full use" for r, u in even)
+    alt = (f"Falling curve of owning an H100's cost per used GPU-hour against utilisation: ${cost[0]:.2f} at 10 %, "
+           f"${cost[-1]:.2f} at 100 %, with dashed rent lines; " + said + ".")
+    html = plotting.svg_chart(lines=lines, points=points, xlim=(0.1, 1.0), ylim=(0, ymax), xformat="percent",
+                              xlabel="utilisation of an owned GPU (share of the year's hours)",
+                              ylabel="cost ($ per used GPU-hour)", height=300, alt=alt)
+    return Figure(html, f"Owning: ${cost[-1]:.2f} per used hour at full use; " + said,
+                  {"utilisation": [float(u) for u in us], "cost": cost, "break_even": even, "ylim": (0, ymax)})
 
 
 @widgets.explorer

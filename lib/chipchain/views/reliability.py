@@ -7,8 +7,9 @@ from functools import lru_cache
 
 from .._lazy import np
 
-from .. import _check, checkpoint, failsim, plotting, reliability, widgets
+from .. import _check, checkpoint, failsim, plotting, reliability, units, widgets
 from . import _layout
+from ._figure import Figure
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
 
 
@@ -54,57 +55,108 @@ def cluster_size_table(rate, sizes=(1024, 4096, 16384, 100_000)):
 
 # --- figures -----------------------------------------------------------------------------------------------------
 
-def plot_root_causes(ax=None, top=8):
-    """Horizontal bars of Llama 3's unexpected interruptions by root cause (Table 5), with the printed and the
-    recomputed percentage for each bar. Returns the Axes."""
-    top = _check.integer("top", top)
-    rc = reliability.root_causes()[:top][::-1]
-    total = sum(r.count for r in reliability.root_causes())
-    ax = plotting.axes(ax)
-    ax.barh([r.component for r in rc], [r.count for r in rc], color=plotting.color(0))
-    for y, r in enumerate(rc):
-        flag = "  ≠ printed" if abs(r.difference_pp) > 0.1 else ""
-        ax.text(r.count + 2, y, f"{r.count}  (printed {r.printed_percent:.1f} %, counts give "
-                f"{r.recomputed_percent:.1f} %){flag}", va="center", fontsize=8)
-    ax.set_xlabel(f"unexpected interruptions in 54 days (of {total})")
-    ax.set_xlim(0, max(r.count for r in rc) * 2.1)
-    ax.grid(axis="y", visible=False)
-    return ax
+def root_causes_figure(top=8):
+    """Llama 3's unexpected interruptions by root cause (Dubey et al. 2024, Table 5), the ``top`` most common as
+    named bars on one zero baseline, each name with the printed percentage and the one the counts imply (count ÷
+    419); a bar whose two percentages differ by more than 0.1 point is drawn in the second colour. A chart-system
+    figure (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = root_causes_figure()
+    >>> f.data["bars"][0][:2], f.data["total"]
+    (('Faulty GPU', 148), 419)
+    """
+    top = _check.integer("top", top, minimum=1)
+    causes = reliability.root_causes()
+    total = sum(r.count for r in causes)
+    rc = causes[:top]
+    differs = [abs(r.difference_pp) > 0.1 for r in rc]
+    ok, bad = plotting.color(0), plotting.color(1)
+    rows = [(f"{r.component}: printed {r.printed_percent:.1f} %, counts give {r.recomputed_percent:.1f} %", r.count,
+             bad if d else ok) for r, d in zip(rc, differs)]
+    legend = [("printed percentage agrees with count ÷ " + f"{total}", ok)]
+    if any(differs):
+        legend.append(("printed percentage differs from count ÷ " + f"{total}", bad))
+    alt = (f"Horizontal bars of Llama 3 405B's unexpected interruptions in 54 days by root cause, the {len(rc)} most "
+           f"common of {total}: " + "; ".join(f"{r.component} {r.count} (printed {r.printed_percent:.1f} %, counts "
+                                               f"give {r.recomputed_percent:.1f} %)" for r in rc) + ".")
+    html = plotting.svg_hbars(rows, xlabel=f"unexpected interruptions in 54 days (count, of {total})",
+                              unit_format=lambda v: f"{v:,.0f}", legend=legend, alt=alt)
+    text = "; ".join(f"{r.component} {r.count}" for r in rc) + f" (of {total})"
+    return Figure(html, text, {"bars": [(r.component, r.count, r.printed_percent, r.recomputed_percent) for r in rc],
+                               "total": total, "differs": [r.component for r, d in zip(rc, differs) if d]})
 
 
-def plot_goodput(checkpoint_seconds, restart_seconds, mtbf, ax=None):
-    """Goodput against checkpoint interval (log axis), with Young's and Daly's intervals marked. Returns the Axes."""
+def goodput_figure(checkpoint_seconds, restart_seconds, mtbf, points=120):
+    """Goodput against the checkpoint interval τ (log axis, minutes): the exact model
+    (:func:`chipchain.checkpoint.goodput`) and the first-order one (dashed), with Young's and Daly's intervals marked
+    — a chart-system figure (:class:`~chipchain.views._figure.Figure`). τ runs from a quarter of the write time (at
+    least a second) to the cluster's MTBF ``mtbf``; all times in seconds.
+
+    >>> f = goodput_figure(60.0, 600.0, 3 * 3600.0)
+    >>> [round(t / 60, 1) for t in (f.data["young"], f.data["daly"])]
+    [19.0, 18.3]
+    """
     c = _check.positive("checkpoint_seconds", checkpoint_seconds)
     r = _check.nonnegative("restart_seconds", restart_seconds)
     m = _check.positive("mtbf", mtbf)
-    taus = np.geomspace(max(c / 4, 1.0), m, 200)
-    ax = plotting.axes(ax)
-    ax.plot(taus / 60, checkpoint.goodput(taus, c, r, m), label="exact model")
-    ax.plot(taus / 60, checkpoint.goodput_first_order(taus, c, r, m), "--", label="first order")
-    for name, t, i in (("Young", checkpoint.young_interval(c, m), 1), ("Daly", checkpoint.daly_interval(c, m), 2)):
-        ax.axvline(t / 60, color=plotting.color(i), lw=1, ls=":")
-        ax.text(t / 60 * 1.05, 0.05 + 0.07 * i, f"{name} {t / 60:.0f} min", color=plotting.color(i), fontsize=8,
-                transform=ax.get_xaxis_transform())
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("checkpoint interval τ (minutes)")
-    ax.set_ylabel("goodput")
-    ax.legend(loc="lower center")
-    return ax
+    n = _check.integer("points", points, minimum=10)
+    taus = np.geomspace(max(c / 4, 1.0), m, n)
+    exact = [units.stable(float(v)) for v in checkpoint.goodput(taus, c, r, m)]
+    first = [units.stable(float(v)) for v in checkpoint.goodput_first_order(taus, c, r, m)]
+    ty, td = checkpoint.young_interval(c, m), checkpoint.daly_interval(c, m)
+    g = float(checkpoint.goodput(td, c, r, m))
+    best = max(range(n), key=lambda i: exact[i])
+    alt = (f"Line chart, log x axis from {taus[0] / 60:.2g} to {m / 60:,.0f} minutes, of goodput against checkpoint "
+           f"interval (write {fmt_duration(c)}, restart {fmt_duration(r)}, cluster MTBF {fmt_duration(m)}): the exact "
+           f"model rises from {fmt_percent(max(exact[0], 0), decimals=0)} to a maximum of "
+           f"{fmt_percent(exact[best], decimals=1)} near {taus[best] / 60:.0f} minutes and falls to "
+           f"{fmt_percent(exact[-1], decimals=0)} at the MTBF; the first-order model is close near the top. Young's "
+           f"interval {ty / 60:.1f} minutes, Daly's {td / 60:.1f} minutes (goodput {fmt_percent(g, decimals=1)}).")
+    xs = [units.stable(float(t / 60)) for t in taus]
+    html = plotting.svg_chart(
+        lines=[{"x": xs, "y": exact, "label": "exact model"},
+               {"x": xs, "y": first, "label": "first order: 1 − C/τ − τ/2M − R/M", "dash": True,
+                "color": plotting.color(0)}],
+        vlines=[{"x": ty / 60, "label": f"Young {ty / 60:.1f} min", "color": plotting.color(1)},
+                {"x": td / 60, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(2)}],
+        xlog=True, ylim=(0, 1), yformat="percent", xlabel="checkpoint interval τ (minutes, log scale)",
+        ylabel="goodput (share of wall-clock time)", height=300, alt=alt)
+    text = (f"Young {ty / 60:.1f} min, Daly {td / 60:.1f} min, goodput at Daly's interval "
+            f"{fmt_percent(g, decimals=1)}")
+    return Figure(html, text, {"taus": [float(t) for t in taus], "exact": exact, "first_order": first,
+                               "young": ty, "daly": td, "goodput": g})
 
 
-def plot_timeline(interval, checkpoint_seconds, restart_seconds, mtbf, work, seed=0, ax=None):
-    """Progress against wall-clock time for one simulated run (saw-tooth drops at failures). Returns the Axes."""
+def timeline_figure(interval, checkpoint_seconds, restart_seconds, mtbf, work, seed=0):
+    """Progress against wall-clock time for one simulated run (:func:`chipchain.failsim.simulate_timeline`, seeded):
+    the saw-tooth of work done (saved and unsaved), the diagonal of a run with neither failures nor checkpoints
+    (dotted), and every failure as a vertical line — a chart-system figure
+    (:class:`~chipchain.views._figure.Figure`). Times in seconds; the chart is in hours.
+
+    >>> f = timeline_figure(1800, 60, 600, 3 * 3600, 12 * 3600, seed=0)
+    >>> len(f.data["failures"]) > 0 and f.data["progress"][-1] == 12.0
+    True
+    """
     tl = failsim.simulate_timeline(interval, checkpoint_seconds, restart_seconds, mtbf, work, seed)
-    ax = plotting.axes(ax)
-    ax.plot(tl.wall / HOUR, tl.progress / HOUR, lw=1.2, label="work done (incl. unsaved)")
-    ax.plot([0, work / HOUR], [0, work / HOUR], ":", color="grey", lw=1, label="no failures, no checkpoints")
-    for x in tl.failures:
-        ax.axvline(x / HOUR, color=plotting.color(1), lw=0.6, alpha=0.5)
-    ax.set_xlabel("wall-clock time (hours)")
-    ax.set_ylabel("training progress (hours of work)")
-    ax.legend(loc="upper left")
-    return ax
+    wall = [units.stable(float(v / HOUR)) for v in tl.wall]
+    prog = [units.stable(float(v / HOUR)) for v in tl.progress]
+    fails = [units.stable(float(v / HOUR)) for v in tl.failures]
+    hours = work / HOUR
+    fc = plotting.color(1)
+    lines = [{"x": wall, "y": prog, "label": "work done (including work not yet saved)"},
+             {"x": [0.0, hours], "y": [0.0, hours], "label": "no failures, no checkpoints", "color": "#777",
+              "dash": True},
+             {"x": [], "y": [], "label": f"a failure ({len(fails)} in this run)", "color": fc, "dash": True}]
+    alt = (f"Saw-tooth line of training progress against wall-clock hours for one simulated run: {hours:g} hours of "
+           f"work take {wall[-1]:.1f} wall-clock hours, below the diagonal of a run without failures or "
+           f"checkpoints. {len(fails)} failures, at hours " + ", ".join(f"{x:.1f}" for x in fails)
+           + ", each dropping progress back to the last checkpoint and followed by a restart.")
+    html = plotting.svg_chart(lines=lines, vlines=[{"x": x, "color": fc} for x in fails], xlim=(0.0, wall[-1]),
+                              ylim=(0.0, hours), xlabel="wall-clock time (hours)",
+                              ylabel="training progress (hours of work)", height=300, alt=alt)
+    text = (f"{hours:g} hours of work in {wall[-1]:.1f} wall-clock hours; {len(fails)} failures, at hours "
+            + ", ".join(f"{x:.1f}" for x in fails))
+    return Figure(html, text, {"wall": wall, "progress": prog, "failures": fails, "work_hours": hours})
 
 
 # --- explorables -------------------------------------------------------------------------------------------------
@@ -182,7 +234,7 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
     chart = plotting.svg_chart(
         lines=[{"x": (taus / 60).tolist(), "y": np.maximum(checkpoint.goodput(taus, c, r, m), 0.0).tolist(),
                 "label": "goodput"}],
-        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.0f} min", "color": plotting.color(1)}],
+        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(1)}],
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
         ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
         alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "

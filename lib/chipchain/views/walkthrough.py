@@ -17,7 +17,7 @@ from ..units import fmt_percent
 from ._figure import Figure
 
 __all__ = ["STEP_NAMES", "STEP_CHAPTERS", "LedgerRow", "ledger_rows", "texts", "ledger", "inputs_table",
-           "ledger_html", "time_budget_days", "time_budget_html", "evidence_table", "plot_time_budget",
+           "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
            "time_budget_figure",
            "source_check_table",
            "FOUR_QUESTIONS", "four_questions", "ledger_explorer"]
@@ -320,23 +320,6 @@ def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.
                           f"cost at ${e.price_per_gpu_hour:g}/GPU-hour": str(units.fmt_dollars(
                               round(compute.cost(h, e.price_per_gpu_hour), -4)))}
                          for (lab, m, s), h in zip(rows, hours)]).set_index("utilisation")
-
-
-def plot_time_budget(walkthrough: Walkthrough | None = None, ax=None):
-    """Static figure: the run's length in days at 100 % of peak, at the walkthrough's MFU (step ③), and on the wall
-    clock once failures, checkpoints and restarts are paid (step ⑥: run / goodput). Returns the Axes."""
-    bars = time_budget_days(walkthrough)
-    ax = plotting.axes(ax)
-    ys = range(len(bars))
-    ax.barh(list(ys), [b[1] for b in bars], color=[plotting.color(i) for i in ys])
-    for y, (_, d) in zip(ys, bars):
-        ax.text(d, y, f" {d:.0f} days", va="center")
-    ax.set_yticks(list(ys), [b[0] for b in bars])
-    ax.invert_yaxis()
-    ax.set_xlabel("days on the cluster")
-    ax.set_xlim(0, max(b[1] for b in bars) * 1.2)
-    ax.grid(axis="y", visible=False)
-    return ax
 
 
 def time_budget_figure(walkthrough: Walkthrough | None = None):
