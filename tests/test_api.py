@@ -92,14 +92,15 @@ def test_record_fields_follow_the_naming_table(qualname, fields):
 
 
 def test_the_renamed_arguments_are_the_ones_the_library_uses():
-    from chipchain import activations, comms, memory, parallel, plans, predictor, steptime
+    from chipchain import activations, comms, memory, parallel, plans, predictor, steptime, traffic
     assert "batch" in inspect.signature(predictor.predict_step).parameters                # the global batch
     # the step model's η is an efficiency, never an "mfu" (issue 29): MFU is its 6ND/(T·n·peak) output
-    for fn in (steptime.step_time, predictor.predict_plan, predictor.predict_step, plans.search, plans.analyze):
+    for fn in (steptime.step_time, steptime.data_parallel_step, predictor.predict_plan, predictor.predict_step,
+               plans.search, plans.analyze):
         assert "efficiency" in inspect.signature(fn).parameters and "mfu" not in inspect.signature(fn).parameters
     assert list(inspect.signature(activations.activation_bytes_per_layer).parameters)[1] == "microbatch"
     assert list(inspect.signature(memory.sharded_state_breakdown).parameters)[2] == "zero"
-    assert list(inspect.signature(parallel.zero_traffic_factor).parameters) == ["zero"]
+    assert list(inspect.signature(traffic.zero_traffic_factor).parameters) == ["zero"]
     assert "dp_overlap" in inspect.signature(comms.dp_scaling_efficiency).parameters
     assert parallel.Plan(tp=1, pp=1, dp=2, microbatch=4).batch == 4 * 2              # microbatch × microbatches × dp
 

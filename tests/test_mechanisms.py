@@ -85,7 +85,12 @@ def test_topology_view_lights_the_link_the_placement_picks():
             assert f"{node.gpus_per_node}" in html and node.inter.name in html and node.intra.name in html
     assert "stays inside the node: NVLink4" in _text(views.topology.topology_view("DGX-H100", "tp"))
     assert "leaves the node: IB-NDR" in _text(views.topology.topology_view("DGX-H100", "pp"))
-    assert "stays inside the rack: NVLink5" in _text(views.topology.topology_view("GB200-NVL72", "pp"))
+    # an NVL72 rack (64 of its 72 GPUs in use) holds a TP 8 × DP 8 block: data and expert parallelism stay on
+    # NVLink there, while on DGX H100 they leave the node; the pipeline, outermost, crosses racks
+    assert "stays inside the rack: NVLink5" in _text(views.topology.topology_view("GB200-NVL72", "dp"))
+    assert "stays inside the rack: NVLink5" in _text(views.topology.topology_view("GB200-NVL72", "ep"))
+    assert "leaves the rack: IB-NDR" in _text(views.topology.topology_view("GB200-NVL72", "pp"))
+    assert "leaves the node: IB-NDR" in _text(views.topology.topology_view("DGX-H100", "dp"))
     with pytest.raises(ValueError, match="dimension"):
         views.topology.topology_view("DGX-H100", "zero")
 

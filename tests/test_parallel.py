@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from chipchain import comms, links, memory, models, plans, systems
 from chipchain import parallel as P
+from chipchain import traffic as T
 
 SEED_PLAN = P.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=64, sequence_parallel=True, recompute="selective")
 
@@ -44,9 +45,11 @@ def test_narayanan_table_1_configurations_are_valid_and_fit(row):
 def test_seed_plan_is_valid_and_placed_as_the_source_says():
     assert P.validate(SEED_PLAN, "175B", "A100", n_gpus=1024) == ()
     where = P.placement(SEED_PLAN, "A100")
-    # seed 000 ④: TP 8 inside a node on NVLink; 16 pipeline stages across nodes; 8 data replicas outermost
+    # seed 000 ④: TP 8 inside a node on NVLink; 16 pipeline stages across nodes; 8 data replicas across nodes too.
+    # (The seed puts the replicas outermost; the frameworks number the pipeline outermost — Megatron-Core's
+    # "tp-cp-ep-dp-pp", torchtitan's ["pp", ..., "tp"] mesh — and for this plan both orders use the same links.)
     assert (where.tp.scope, where.pp.scope, where.dp.scope) == ("intra-node", "inter-node", "inter-node")
-    assert (where.tp.stride, where.pp.stride, where.dp.stride) == (1, 8, 128)
+    assert (where.tp.stride, where.pp.stride, where.dp.stride) == (1, 64, 8)
     assert (where.tp.link.name, where.pp.link.name, where.ep) == ("NVLink3", "IB-HDR", None)
     assert [k for k, _ in where.items()] == ["tp", "pp", "dp"]
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -58,7 +61,7 @@ def test_any_model_or_cluster_name_works():
     assert P.validate(SEED_PLAN, "GPT-3-175B") == P.validate(SEED_PLAN, "175B") == ()
     c = systems.cluster("A100", 1024)
     assert P.validate(SEED_PLAN, "GPT-3", c) == P.validate(SEED_PLAN, models.get("175B"), "DGX A100", n_gpus=1024)
-    assert P.communication(SEED_PLAN, "175B", c) == P.communication(SEED_PLAN, "GPT-3-175B", "A100-SXM-80GB")
+    assert T.communication(SEED_PLAN, "175B", c) == T.communication(SEED_PLAN, "GPT-3-175B", "A100-SXM-80GB")
     assert P.placement(SEED_PLAN, c) == P.placement(SEED_PLAN, "DGX-A100")
 
 
@@ -66,7 +69,7 @@ def test_the_cluster_decides_the_links():
     # DGX H100: NVLink 4 inside, NDR between; HGX H800 (DeepSeek): the cut NVLink; B200: NVLink 5 and NDR
     for system, intra, inter in (("H100", "NVLink4", "IB-NDR"), ("H800", "NVLink4-H800", "IB-NDR"),
                                  ("B200", "NVLink5", "IB-NDR")):
-        rows = {r.kind: r.link for r in P.communication(SEED_PLAN, "175B", system)}
+        rows = {r.kind: r.link for r in T.communication(SEED_PLAN, "175B", system)}
         assert rows["TP all-reduce"] == intra and rows["PP send/recv"] == inter
     # a 72-GPU NVLink domain keeps TP 8 × PP 9 inside the node
     assert P.placement(P.Plan(tp=8, pp=9, dp=1), "NVL72").pp.scope == "intra-node"
@@ -104,7 +107,7 @@ def test_expert_parallelism():
     plan = P.Plan(tp=8, pp=1, dp=16, ep=8, microbatches=4)
     assert P.validate(plan, MOE, "H100", n_gpus=128) == ()
     assert P.placement(plan, "H100").ep.scope == "inter-node"
-    row = {r.kind: r for r in P.communication(plan, MOE, "H100")}["EP all-to-all"]
+    row = {r.kind: r for r in T.communication(plan, MOE, "H100")}["EP all-to-all"]
     msg = 2 * 4096 * 4096 * 2                                 # b·s·h 16-bit elements × 2 experts per token
     ndr = links.get("NDR")
     assert row.count == 4 * 32 * 4 and row.message_bytes == msg
@@ -132,7 +135,7 @@ def test_expert_parallelism():
     (lambda: P.validate(SEED_PLAN, "GPT-4"), KeyError, "nearest known names"),
     (lambda: P.validate(SEED_PLAN, "175B", "DGX-Z100"), KeyError, "DGX-H100"),
     (lambda: P.validate(SEED_PLAN, "175B", systems.cluster("A100", 1024), n_gpus=512), ValueError, "contradicts"),
-    (lambda: P.communication(SEED_PLAN, "175B", recipe="fp33-adam"), KeyError, "recipe"),
+    (lambda: T.communication(SEED_PLAN, "175B", recipe="fp33-adam"), KeyError, "recipe"),
     (lambda: plans.analyze(SEED_PLAN, "175B", efficiency=50), ValueError, "efficiency"),
     (lambda: plans.analyze(SEED_PLAN, "175B", framework="megatron-2099"), KeyError, "nearest"),
 ])
@@ -207,7 +210,7 @@ def test_bubble_bad_input(call, match):
 # --- communication ----------------------------------------------------------------------------------------------
 
 def test_communication_of_the_seed_plan():
-    rows = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
+    rows = {r.kind: r for r in T.communication(SEED_PLAN, "175B", "A100")}
     act = 2 * 2048 * 12288                                     # b·s·h 16-bit elements, b = 1 (GPT-3 175B shape)
     nv3 = links.get("NVLink3")
     tp = rows["TP all-reduce"]
@@ -221,22 +224,22 @@ def test_communication_of_the_seed_plan():
     dp = rows["DP ZeRO-1 reduce-scatter + gather"]
     grads = 2 * 175e9 / 128
     assert dp.link == "IB-HDR" and dp.sent_bytes == pytest.approx(2 * 7 / 8 * grads)   # 2Ψ, ZeRO §7
-    z3 = {r.kind: r for r in P.communication(P.Plan(tp=8, pp=1, dp=128, zero=3), "175B", "A100")}
+    z3 = {r.kind: r for r in T.communication(P.Plan(tp=8, pp=1, dp=128, zero=3), "175B", "A100")}
     # ZeRO §7: stage 3 moves 3Ψ per step, 1.5× data parallelism's 2Ψ
     assert z3["DP ZeRO-3 gather + reduce-scatter"].sent_bytes == pytest.approx(3 * 127 / 128 * 2 * 175e9 / 8)
-    assert [P.zero_traffic_factor(s) for s in range(4)] == [2, 2, 2, 3]
+    assert [T.zero_traffic_factor(s) for s in range(4)] == [2, 2, 2, 3]
 
 
 def test_tp_traffic_dominates_the_seed_plan():
     # chapter 4's prediction: tensor parallelism sends the most bytes per GPU, data parallelism the least per op
-    rows = P.communication(SEED_PLAN, "175B", "A100")
+    rows = T.communication(SEED_PLAN, "175B", "A100")
     assert max(rows, key=lambda r: r.sent_bytes).kind == "TP all-reduce"
 
 
 def test_full_recompute_adds_tp_traffic():
     # Korthikanti et al. 2022: full recomputation repeats the forward pass, and with it its 2 all-reduces per layer
-    sel = P.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="selective"), "175B")[0]
-    full = P.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="full"), "175B")[0]
+    sel = T.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="selective"), "175B")[0]
+    full = T.communication(P.Plan(tp=8, pp=16, dp=8, microbatches=64, recompute="full"), "175B")[0]
     assert full.count == sel.count * 6 // 4
 
 
@@ -346,8 +349,8 @@ def test_dp_traffic_uses_every_recipes_gradient_bytes(recipe):
     # one table of bytes per parameter: the DP all-reduce of the seed plan carries the recipe's gradients
     # (ring all-reduce: 2(n−1)/n of Ψ/(t·p) · g bytes sent per GPU, Patarasuk & Yuan 2009)
     g = memory.recipe(recipe).gradients
-    dp = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100", recipe)}
-    base = {r.kind: r for r in P.communication(SEED_PLAN, "175B", "A100")}
+    dp = {r.kind: r for r in T.communication(SEED_PLAN, "175B", "A100", recipe)}
+    base = {r.kind: r for r in T.communication(SEED_PLAN, "175B", "A100")}
     kind = next(k for k in dp if k.startswith("DP"))
     assert dp[kind].sent_bytes == pytest.approx(base[kind].sent_bytes * g / 2.0, rel=1e-12)   # default: 2 B
 

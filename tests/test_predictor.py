@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipchain import (frameworks, models, parallel, plans, predictor, published_runs, steptime, systems,
-                       walkthrough, units)
+                       traffic, walkthrough, units)
 
 SEED = parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True, recompute="selective")
 
@@ -109,7 +109,7 @@ def test_context_parallel_variants_move_the_same_bytes_and_ring_overlaps():
     for v in parallel.CP_VARIANTS:
         plan = parallel.Plan(tp=8, cp=16, pp=16, dp=8, microbatches=16, sequence_parallel=True,
                              recompute="selective", cp_variant=v)
-        rows[v] = {r.kind.split()[0]: r for r in parallel.communication(plan, m, "H100")}["CP"]
+        rows[v] = {r.kind.split()[0]: r for r in traffic.communication(plan, m, "H100")}["CP"]
     ag, ring = rows["all-gather"], rows["ring"]
     # forward: both deliver (cp − 1) chunks of K, V to every rank; backward the ring also passes dK, dV
     assert ag.sent_bytes / 2 == pytest.approx(ring.sent_bytes / 3, rel=1e-12)
@@ -118,8 +118,8 @@ def test_context_parallel_variants_move_the_same_bytes_and_ring_overlaps():
 def test_zero3_gathers_the_weights_every_micro_batch():
     one = parallel.Plan(tp=1, pp=1, dp=64, zero=3, microbatches=1)
     four = parallel.Plan(tp=1, pp=1, dp=64, zero=3, microbatches=4)
-    r1 = parallel.communication(one, "Llama-3-70B", "H100")[0]
-    r4 = parallel.communication(four, "Llama-3-70B", "H100")[0]
+    r1 = traffic.communication(one, "Llama-3-70B", "H100")[0]
+    r4 = traffic.communication(four, "Llama-3-70B", "H100")[0]
     # weights (2 B) gathered forward and backward per micro-batch, gradients (2 B) reduce-scattered once
     assert (r4.sent_bytes - r1.sent_bytes) == pytest.approx(6 * r1.sent_bytes / 3, rel=1e-9)
 

@@ -28,11 +28,10 @@ and clusters :mod:`chipchain.systems`, tables and figures :mod:`chipchain.views.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, compute, memory, systems
+from . import _check, systems
 from .ringsim import RingAllreduce, simulate_ring_allreduce      # re-exported: the ring that runs
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "double_tree_allreduce_time", "alltoall_time",
     "p2p_time", "hierarchical_allreduce_time", "allreduce_bytes_per_rank", "dp_scaling_efficiency",
     "RingAllreduce", "simulate_ring_allreduce", "ALGORITHMS", "cluster_allreduce_time", "fastest_allreduce",
-    "DPStep", "dp_step_times",
 ]
 
 
@@ -346,66 +344,3 @@ def fastest_allreduce(nbytes, cluster, n_gpus=None, efficiency=1.0) -> tuple:
     times = [(cluster_allreduce_time(m, cluster, n_gpus, a, efficiency), i, a) for i, a in enumerate(ALGORITHMS)]
     t, _, algo = min(times)
     return algo, t
-
-
-@dataclass(frozen=True)
-class DPStep:
-    """One data-parallel step: each GPU's share of the compute and the gradient all-reduce (seconds), and the
-    all-reduce algorithm priced."""
-
-    compute_seconds: float
-    comm_seconds: float
-    algorithm: str = ""
-
-    def efficiency(self, dp_overlap=0.0) -> float:
-        """Scaling efficiency of this step, :func:`dp_scaling_efficiency` with ``dp_overlap`` in [0, 1]."""
-        return dp_scaling_efficiency(self.compute_seconds, self.comm_seconds, dp_overlap)
-
-
-def dp_step_times(params, batch_tokens, cluster, n_gpus=None, *, seq=2048, peak_flops=None, mfu=0.4,
-                  recipe="mixed-adam", algorithm="fastest", efficiency=1.0) -> DPStep:
-    """Compute time and gradient all-reduce time of one data-parallel step with a fixed global batch.
-
-    ``T_compute = 6·P·B / (n · peak · MFU)`` (each GPU does 1/n of the 6PB FLOPs of the step) and
-    ``T_comm = all-reduce of P · g`` (g the gradient bytes of ``recipe``) by :func:`cluster_allreduce_time`. With the global batch
-    fixed (it is capped by what the optimiser tolerates), adding GPUs shrinks each GPU's work but not its
-    gradient: this is why efficiency falls as GPUs are added. Data parallelism splits the batch by whole sequences,
-    so every GPU needs at least one: ``B / n ≥ seq`` (else ``ValueError``: use fewer GPUs, a larger batch or another
-    cut).
-
-    Args: ``params`` P; ``batch_tokens`` B (tokens per step); ``cluster`` and ``n_gpus`` as
-    :func:`cluster_allreduce_time`; ``seq`` tokens per sequence; ``peak_flops`` per GPU (FLOP/s; default the
-    cluster accelerator's BF16 dense peak); ``mfu`` in (0, 1]; ``recipe`` a name in
-    :data:`chipchain.memory.RECIPES` (2 bytes of BF16/FP16 gradients for the default); ``algorithm`` one of :data:`ALGORITHMS` or ``"fastest"`` (:func:`fastest_allreduce`);
-    ``efficiency`` as :func:`cluster_allreduce_time`. Returns a :class:`DPStep` (seconds). Source: 6ND (Kaplan
-    et al. 2020); all-reduce as above.
-
-    >>> s = dp_step_times(7e9, 4e6, "H100", 1024)          # H100 BF16 dense peak, 989.4 TFLOP/s
-    >>> round(s.compute_seconds, 3), round(s.comm_seconds, 3), round(s.efficiency(), 3), s.algorithm
-    (0.415, 0.07, 0.855, 'double-tree')
-    >>> dp_step_times(7e9, 4e6, "H100", 4096)
-    Traceback (most recent call last):
-    ...
-    ValueError: batch_tokens=4,000,000 over n_gpus=4,096 is 977 tokens per GPU, less than one 2,048-token sequence (seq): data parallelism needs at least one sequence per GPU per step
-    """
-    p = _check.positive("params", params)
-    b = _check.positive("batch_tokens", batch_tokens)
-    node, n = _topology(cluster, n_gpus)
-    s = _check.integer("seq", seq)
-    if b / n < s:
-        raise ValueError(f"batch_tokens={b:,.0f} over n_gpus={n:,} is {b / n:,.0f} tokens per GPU, less than one "
-                         f"{s:,}-token sequence (seq): data parallelism needs at least one sequence per GPU per step")
-    if peak_flops is None:
-        if node.accelerator is None:
-            raise ValueError(f"peak_flops is needed: the {node.name} node names no accelerator")
-        peak_flops = node.accelerator.peak_flops("bf16")
-    peak = _check.positive("peak_flops", peak_flops)
-    u = _check.fraction("mfu", mfu)
-    gb = memory.recipe(recipe).gradients
-    step = compute.training_time(compute.training_flops(p, b), n, peak, u)       # 6ND over this step's tokens
-    if algorithm == "fastest":
-        algo, t = fastest_allreduce(p * gb, node, n, efficiency)
-    else:
-        algo = _check.choice("algorithm", algorithm, ALGORITHMS)
-        t = cluster_allreduce_time(p * gb, node, n, algo, efficiency)
-    return DPStep(step, t, algo)

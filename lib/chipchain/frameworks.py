@@ -27,7 +27,8 @@ ATTENTION_KERNELS = ("standard", "flash")
 
 @dataclass(frozen=True)
 class Framework(_data.Record):
-    """One training framework's communication overlap (fractions per kind of traffic) and attention kernel."""
+    """One training framework's communication overlap (fractions per kind of traffic), attention kernel and rank
+    order (Megatron-Core and torchtitan number the pipeline outermost, Meta's Llama 3 framework data parallelism)."""
 
     name: str
     title: str
@@ -37,6 +38,7 @@ class Framework(_data.Record):
     ep_overlap: float
     dp_overlap: float
     attention: str
+    rank_order: str             #: how it numbers ranks (:data:`chipchain.parallel.RANK_ORDERS`)
     base: str                   #: the framework it grew from ("" for none): its fitted efficiency stands in
     bibkey: str
     checked: str
@@ -48,6 +50,7 @@ class Framework(_data.Record):
         for f in ("tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap"):
             _check.probability(f, getattr(self, f))
         _check.choice("attention", self.attention, ATTENTION_KERNELS)
+        _check.choice("rank_order", self.rank_order, ("tp-cp-dp-pp", "tp-cp-pp-dp"))
         if self.base == self.name:
             raise ValueError(f"framework {self.name!r} cannot be its own base")
         _check.choice("checked", self.checked, _data.CHECK_LEVELS)
@@ -63,7 +66,7 @@ def _build():
     for row in _data.rows("frameworks.csv"):
         yield Framework(row["key"], row["name"], *(float(row[k]) for k in (
             "tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap")), row["attention"],
-            row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
+            row["rank_order"], row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
 
 
 _REGISTRY = _data.Registry("framework", Framework, _build, argument="framework")

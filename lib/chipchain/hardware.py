@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import _check, _data, units
+from . import _check, _data, links, units
 
 __all__ = ["Accelerator", "DTYPES", "UNIT", "SPARSE_DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op"]
 
@@ -122,8 +122,6 @@ class Accelerator(_data.Record):
 def _interconnect_bandwidth(row: dict, fig):
     """The part's chip-to-chip bandwidth (both directions): the link table's figure when ``interconnect`` names a
     catalog link (the spec is written once, in links.csv), else the part's own column (TPU ICI, Infinity Fabric…)."""
-    from . import links
-
     try:
         link = links.get(row["interconnect"])
     except KeyError:

@@ -278,7 +278,7 @@ class Ledger:
 
 def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp=1, zero=0,
            sequence_parallel=False, recompute="none", microbatches=None, virtual_stages=1, cp=1, ep=1,
-           flash=False) -> Ledger:
+           flash=False, fp8=False, offload_layers=0, recompute_modules=()) -> Ledger:
     """Memory per GPU: model states of Ψ/(t·p) parameters sharded by ZeRO over ``dp``, plus the first pipeline
     stage's activations (:func:`chipchain.activations.activation_bytes_per_stage`).
 
@@ -289,7 +289,11 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
 
     Context parallelism (``cp``) splits the sequence, so activations fall by cp and the states shard over dp × cp;
     expert parallelism (``ep``) spreads a mixture-of-experts model's routed experts over ep ranks;
-    ``flash`` (FlashAttention) keeps no attention scores (:func:`chipchain.activations.activation_bytes_per_layer`).
+    ``flash`` (FlashAttention) keeps no attention scores (:func:`chipchain.activations.activation_bytes_per_layer`),
+    which also counts the model's own shape (grouped-query attention, gated MLP, experts; dropout masks only for the
+    GELU models of the Megatron papers) and ``fp8`` training's one-byte matrix inputs; ``offload_layers`` of the
+    busiest stage keep their activations in host memory; ``recompute_modules`` name what "selective" recomputes
+    (:data:`chipchain.activations.RECOMPUTE_MODULES`).
     Activations are scaled by the recipe's activation element size over 2 (FP32 training keeps twice the bytes;
     approximate, since dropout masks stay 1 byte). Embedding tables are spread evenly (an approximation: in practice
     the first and last stage hold more). Result: a :class:`Ledger`.
@@ -318,8 +322,19 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
         split, reps = (t * p * e, d // e) if e <= d else (p * e, d * t // e)
         for k, v in sharded_state_breakdown(m.expert_params / split, max(reps, 1), zero, r).items():
             comps[k] += v
-    acts = activations.activation_bytes_per_stage(s // c, microbatch, m.hidden, m.heads, m.layers, p, t,
-                                                  sequence_parallel, recompute, microbatches, virtual_stages, flash)
+    shape = dict(kv_heads=m.kv_heads, head_dim=m.head_dim, ffn=m.ffn, mlp_matrices=m.mlp_matrices,
+                 dropout=m.mlp_matrices == 2, fp8=_check.flag("fp8", fp8), modules=tuple(recompute_modules),
+                 latent=(2 * (m.kv_lora_rank + (m.rope_head_dim or 0)) if m.kv_lora_rank else None))
+
+    def stage(**extra):
+        return activations.activation_bytes_per_stage(s // c, microbatch, m.hidden, m.heads, m.layers, p, t,
+                                                      sequence_parallel, recompute, microbatches, virtual_stages,
+                                                      flash, offload_layers=offload_layers, **shape, **extra)
+    acts = stage()
+    if m.is_moe:                # the expert layers keep k dispatched copies and their experts' intermediates
+        width = m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden)
+        moe = stage(experts_active=m.experts_active, expert_ffn=width)
+        acts = (acts * m.dense_layers + moe * m.moe_layers) / m.layers
     comps["activations"] = acts * r.activation_element / 2
     return Ledger(comps)
 

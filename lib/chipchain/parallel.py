@@ -7,9 +7,10 @@ of layers, **data** parallelism (DP) gives each replica different sequences, and
 mixture-of-experts model's experts on different GPUs. The degrees multiply to the GPU count. ZeRO shards the model
 states over the data-parallel ranks.
 
-Ranks are laid out TP innermost, then CP, then PP, then DP outermost (the order Llama 3 uses, and seed 000's
-"8 × 16 × 8"): a group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the
-node's GPU count. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
+Ranks are numbered TP innermost, then CP, then DP, PP outermost (Megatron-Core's "tp-cp-ep-dp-pp", torchtitan's
+device mesh), or with DP outermost as Llama 3's framework does ([TP, CP, PP, DP], Dubey et al. 2024 §3.3.2): a
+group of ``size`` ranks ``stride`` apart stays inside one node when ``stride × size`` fits in the node's GPU count.
+The traffic of a plan is :mod:`chipchain.traffic`. A model is any name or alias of :mod:`chipchain.models`; a cluster any node or accelerator name,
 :class:`~chipchain.systems.Node` or :class:`~chipchain.systems.Cluster` (``"A100"`` is the DGX A100). This module
 uses the pipeline-bubble formulas of :mod:`chipchain.schedules` (:func:`bubble_fraction`, :func:`idle_share`,
 :func:`schedule_bubble` are its entry points here); the plan search is :mod:`chipchain.plans`, views
@@ -31,8 +32,11 @@ from . import _check, activations, comms, links, memory, models, schedules, syst
 from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
-           "PIPELINE_SCHEDULES", "schedule_bubble", "CommRow", "communication", "zero_traffic_factor", "Analysis",
-           "CP_VARIANTS", "stage_layers"]
+           "PIPELINE_SCHEDULES", "schedule_bubble", "CP_VARIANTS", "RANK_ORDERS", "stage_layers"]
+
+#: rank orders, innermost first: the pipeline outermost (Megatron-Core, torchtitan, DeepSpeed) or data parallelism
+#: outermost (Meta's Llama 3 framework)
+RANK_ORDERS = ("tp-cp-dp-pp", "tp-cp-pp-dp")
 
 #: how context-parallel ranks exchange keys and values: "all-gather" (Llama 3: gather K and V before attention,
 #: reduce-scatter their gradients; Dubey et al. 2024 §3.3.2) or "ring" (ring attention: pass K/V blocks rank to rank,
@@ -46,7 +50,10 @@ class Plan:
     and values by ``cp_variant`` "all-gather" — Llama 3's — or "ring"), ``pp``, ``dp``, ``ep``; ZeRO stage (3 is
     FSDP's full sharding); ``microbatches`` per step per replica, ``microbatch`` sequences each;
     ``virtual_stages`` (interleaved 1F1B chunks per GPU); sequence parallelism and the recomputation choice
-    ("none", "selective", "full")."""
+    ("none", "selective", "full"); ``offload_layers``, how many of each GPU's layers keep their activations in host
+    memory (Megatron's activation CPU offloading, which GB200 recipes use over NVLink-C2C); ``recompute_modules``, what
+    "selective" recomputes (Megatron-Core's names, :data:`chipchain.activations.RECOMPUTE_MODULES`; default the
+    attention core)."""
 
     tp: int = 1
     pp: int = 1
@@ -60,16 +67,22 @@ class Plan:
     virtual_stages: int = 1
     sequence_parallel: bool = False
     recompute: str = "none"
+    offload_layers: int = 0
+    recompute_modules: tuple = ()
 
     def __post_init__(self):
         for f in ("tp", "pp", "dp", "ep", "cp", "microbatches", "microbatch", "virtual_stages"):
             object.__setattr__(self, f, _check.integer(f, getattr(self, f)))
+        object.__setattr__(self, "offload_layers", _check.integer("offload_layers", self.offload_layers, minimum=0))
         z = _check.integer("zero", self.zero, minimum=0)
         if z > 3:
             raise ValueError(f"zero must be a ZeRO stage 0, 1, 2 or 3, got {self.zero!r}")
         _check.flag("sequence_parallel", self.sequence_parallel)
         _check.choice("cp_variant", self.cp_variant, CP_VARIANTS)
         object.__setattr__(self, "recompute", _check.choice("recompute", self.recompute, activations.RECOMPUTE))
+        object.__setattr__(self, "recompute_modules",
+                           tuple(self.recompute_modules) if self.recompute_modules else ())
+        activations.recompute_modules(self.recompute, self.recompute_modules)      # names and combination
 
     @property
     def n_gpus(self) -> int:
@@ -84,7 +97,8 @@ class Plan:
     def __str__(self) -> str:
         return (f"TP {self.tp}" + (f" × CP {self.cp}" if self.cp > 1 else "") + f" × PP {self.pp} × DP {self.dp}"
                 + (f" × EP {self.ep}" if self.ep > 1 else "")
-                + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch}")
+                + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch}"
+                + (f", {self.offload_layers} layers' activations offloaded" if self.offload_layers else ""))
 
 
 def _cluster(cluster, n_gpus, plan) -> systems.Cluster:
@@ -127,6 +141,13 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     if plan.pp * plan.virtual_stages > m.layers:
         raise ValueError(f"pp × virtual_stages = {plan.pp} × {plan.virtual_stages} exceeds the {m.layers} "
                          f"layers of {m.name}: every stage needs at least one layer")
+    if plan.offload_layers:
+        if c.node.host is None:
+            raise ValueError(f"offload_layers = {plan.offload_layers}: the {c.node.name} node has no host link in the "
+                             "catalog to offload activations over")
+        if plan.offload_layers > -(-m.layers // plan.pp):
+            raise ValueError(f"offload_layers = {plan.offload_layers} exceeds the {-(-m.layers // plan.pp)} layers "
+                             f"each pipeline stage of {m.name} holds")
     if m.seq % (2 * plan.cp) and plan.cp > 1:
         raise ValueError(f"cp = {plan.cp}: 2 × cp must divide the sequence length {m.seq} (each rank takes two "
                          "chunks, one early and one late, to balance the causal mask)")
@@ -196,11 +217,26 @@ class Placement:
         return [(k, g) for k in ("tp", "cp", "pp", "dp", "ep") if (g := getattr(self, k)) is not None]
 
 
+def _node(cluster) -> systems.Node:
+    """The node of ``cluster`` (a :class:`~chipchain.systems.Cluster`, node or accelerator name)."""
+    return cluster.node if isinstance(cluster, systems.Cluster) else systems.node(cluster)
+
+
+def _ranks_per_node(node: systems.Node, total: int) -> int:
+    """GPUs a job uses in each NVLink domain: all of them, or — for a rack whose GPU count is not a power of two
+    (GB200 NVL72) — the largest power of two it holds (64 of 72, as training jobs place their power-of-two groups;
+    the rest are spares), unless the whole job fits in the one domain."""
+    g = node.gpus_per_node
+    if total <= g or g & (g - 1) == 0:
+        return g
+    return 1 << (g.bit_length() - 1)
+
+
 def _group(size: int, stride: int, node: systems.Node, total: int) -> Group:
-    g, span = node.gpus_per_node, size * stride
+    g, span = _ranks_per_node(node, total), size * stride
     if size == 1:
         return Group(size, stride, "none", node.intra)
-    inside = span <= g and (g % span == 0 or total <= g)     # an NVL72 rack holds one 64-GPU group
+    inside = span <= g and (g % span == 0 or total <= g)
     if inside:
         return Group(size, stride, "intra-node", node.intra, node.intra.bandwidth_per_direction)
     k = max(1, min(size, g // stride))                         # the group's ranks in one node
@@ -208,21 +244,28 @@ def _group(size: int, stride: int, node: systems.Node, total: int) -> Group:
     return Group(size, stride, "inter-node", node.inter, bw if k > 1 else node.inter.bandwidth_per_direction)
 
 
-def placement(plan: Plan, cluster="A100") -> Placement:
-    """Where each group sits on ``cluster``'s nodes, ranks laid out TP innermost, then PP, then DP; the
-    expert-parallel group is the first ``ep`` ranks of each data-parallel group.
+def placement(plan: Plan, cluster="A100", order="tp-cp-dp-pp") -> Placement:
+    """Where each group sits on ``cluster``'s nodes, ranks numbered in ``order`` (:data:`RANK_ORDERS`): TP
+    innermost, then CP, then DP with the pipeline outermost (Megatron-Core's "tp-cp-ep-dp-pp", torchtitan's mesh
+    ["pp", "dp_replicate", "dp_shard", "cp", "tp"]), or "tp-cp-pp-dp" (Llama 3's framework). The expert-parallel
+    group is the first ``ep`` ranks of each data-parallel group, or spans the TP ranks too when ``ep`` exceeds ``dp``.
 
     >>> [(k, g.stride, g.scope) for k, g in placement(Plan(tp=2, pp=4, dp=16), "H100").items()]
+    [('tp', 1, 'intra-node'), ('pp', 32, 'inter-node'), ('dp', 2, 'inter-node')]
+    >>> [(k, g.stride, g.scope) for k, g in placement(Plan(tp=2, pp=4, dp=16), "H100", "tp-cp-pp-dp").items()]
     [('tp', 1, 'intra-node'), ('pp', 2, 'intra-node'), ('dp', 8, 'inter-node')]
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a Plan, got {plan!r}")
     node = _node(cluster)
     t, c = plan.tp, plan.cp
-    inner = t * c * plan.pp
     n = plan.n_gpus
-    return Placement(_group(t, 1, node, n), _group(plan.pp, t * c, node, n), _group(plan.dp, inner, node, n),
-                     _group(plan.ep, inner if plan.ep <= plan.dp else 1, node, n) if plan.ep > 1 else None,
+    if _check.choice("order", order, RANK_ORDERS) == "tp-cp-dp-pp":
+        pp_stride, dp_stride = t * c * plan.dp, t * c
+    else:
+        pp_stride, dp_stride = t * c, t * c * plan.pp
+    return Placement(_group(t, 1, node, n), _group(plan.pp, pp_stride, node, n), _group(plan.dp, dp_stride, node, n),
+                     _group(plan.ep, dp_stride if plan.ep <= plan.dp else 1, node, n) if plan.ep > 1 else None,
                      _group(c, t, node, n) if c > 1 else None)
 
 
@@ -287,128 +330,3 @@ def schedule_bubble(schedule, pp, f=1.0, b=2.0, w=1.0, fb=None) -> float:
     s = _check.choice("schedule", name, PIPELINE_SCHEDULES)
     p = _check.integer("pp", pp, minimum=2)
     return schedules.bubble(s, p, 1, f, b, w, fb)
-
-
-# --- communication per step --------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class CommRow:
-    """One kind of traffic in a training step, per GPU: ``count`` operations of ``message_bytes`` each over ``link``
-    (a link name), ``sent_bytes`` sent by the GPU in total, ``seconds`` of transfer time (α–β model)."""
-
-    kind: str
-    when: str
-    link: str
-    count: int
-    message_bytes: float
-    sent_bytes: float
-    seconds: float
-
-
-def _node(cluster) -> systems.Node:
-    """The node of ``cluster`` (a :class:`~chipchain.systems.Cluster`, node or accelerator name)."""
-    return cluster.node if isinstance(cluster, systems.Cluster) else systems.node(cluster)
-
-
-def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam") -> tuple:
-    """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
-    placement on ``cluster`` dictates (its intra-node link inside a node, its inter-node link across nodes;
-    per-direction bandwidth). b = micro-batch, s = sequence, h = hidden; with context parallelism each rank holds
-    s/cp of the sequence; counts are for the fullest pipeline stage (:func:`stage_layers`).
-
-    * **TP**: 4 all-reduces per layer per micro-batch (2 forward, 2 backward; 6 with full recomputation), each of
-      b·(s/cp)·h 16-bit elements (Shoeybi et al. 2019, §3; with sequence parallelism an all-gather plus a
-      reduce-scatter of the same total, Korthikanti et al. 2022 §4.2.2).
-    * **CP**: the keys and values of the rank's chunk, b·(s/cp)·2·n_kv·d_h 16-bit elements per layer: "all-gather"
-      gathers them before attention and reduce-scatters their gradients (2 collectives per layer per micro-batch,
-      Dubey et al. 2024 §3.3.2); "ring" passes them rank to rank, cp − 1 hops forward and cp − 1 hops of keys,
-      values and their gradients backward (Liu et al. 2023).
-    * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·(s/cp)·h
-      elements, split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
-    * **EP** (mixture-of-experts models): 4 all-to-alls per MoE layer per micro-batch (dispatch and combine, forward
-      and backward; 6 with full recomputation), each of b·(s/cp)·h·k 16-bit elements for k experts per token.
-    * **DP**: the gradients of the GPU's parameters — Ψ/(t·p) shared, plus its experts' share — (``recipe``'s
-      gradient bytes each), over the dp × cp ranks that hold the same weights (experts over dp·cp/ep): a ring
-      all-reduce (2Ψ bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3
-      (FSDP) a reduce-scatter of gradients and two all-gathers of the weights per micro-batch, forward and
-      backward (3Ψ for one micro-batch; Rajbhandari et al. 2020, §7).
-
-    >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", "A100")
-    >>> [(r.kind, r.link, round(r.sent_bytes / 1e9, 1)) for r in rows]
-    [('TP all-reduce', 'NVLink3', 135.3), ('PP send/recv', 'IB-HDR', 0.8), ('DP gradient all-reduce', 'IB-HDR', 4.8)]
-    """
-    m = models.get(model)
-    where = placement(plan, cluster)
-    rec = memory.recipe(recipe)
-    tokens = plan.microbatch * m.seq / plan.cp                 # tokens per rank per micro-batch
-    act = 2.0 * tokens * m.hidden
-    per_gpu = max(stage_layers(m.layers, plan.pp * plan.virtual_stages)) * plan.virtual_stages
-    layers = min(per_gpu, m.layers)
-    moe = min(layers, math.ceil(m.moe_layers / plan.pp)) if m.is_moe else 0
-    extra = 2 if plan.recompute == "full" else 0
-    rows = []
-    if plan.tp > 1:
-        count = (4 + extra) * layers * plan.microbatches
-        ln = where.tp.link
-        t1 = comms.ring_allreduce_time(act, plan.tp, where.tp.bandwidth, ln.latency)
-        rows.append(CommRow("TP all-reduce", "every layer, forward and backward", ln.name, count, act,
-                            count * comms.allreduce_bytes_per_rank(act, plan.tp), count * t1))
-    if plan.cp > 1:
-        ln, c = where.cp.link, plan.cp
-        chunk = 2.0 * tokens * 2 * m.kv_heads * m.head_dim          # this rank's K and V, 16-bit
-        bw, lat = where.cp.bandwidth, ln.latency
-        if plan.cp_variant == "all-gather":
-            count = (2 + extra // 2) * layers * plan.microbatches
-            t1 = comms.allgather_time(c * chunk, c, bw, lat)
-            rows.append(CommRow("CP all-gather K, V", "every layer: gather forward, reduce-scatter backward",
-                                ln.name, count, c * chunk, count * (c - 1) * chunk, count * t1))
-        else:
-            hops = (3 + extra // 2) * (c - 1) * layers * plan.microbatches   # K, V forward; K, V, dK, dV backward
-            rows.append(CommRow("CP ring K, V", "every layer, block by block", ln.name, hops, chunk, hops * chunk,
-                                hops * comms.p2p_time(chunk, bw, lat)))
-    if plan.pp > 1:
-        count = 2 * plan.microbatches * plan.virtual_stages
-        msg, ln = act / plan.tp, where.pp.link
-        rows.append(CommRow("PP send/recv", "every micro-batch, between stages", ln.name, count, msg, count * msg,
-                            count * comms.p2p_time(msg, ln.bandwidth_per_direction, ln.latency)))
-    if plan.ep > 1 and moe:
-        count = (4 + extra) * moe * plan.microbatches
-        msg, ln, e, g = act * m.experts_active, where.ep.link, plan.ep, _node(cluster).gpus_per_node
-        local = min(g // where.ep.stride or 1, e) if where.ep.scope == "inter-node" else e   # peers in the node
-        t1 = comms.alltoall_time(msg * local / e, local, _node(cluster).intra.bandwidth_per_direction)
-        if local < e:                            # the off-node share crosses the scale-out link at the same time
-            t1 = max(t1, (e - local) / e * msg / ln.bandwidth_per_direction + (e - local) * ln.latency)
-        rows.append(CommRow("EP all-to-all", "every MoE layer, forward and backward", ln.name, count, msg,
-                            count * (e - 1) / e * msg, count * t1))
-    d = plan.dp * plan.cp
-    if d > 1:
-        shared = m.params - m.expert_params
-        psi = (shared + m.expert_params / plan.ep) / (plan.tp * plan.pp)
-        grads = rec.gradients * psi
-        grp = where.dp if plan.dp > 1 else where.cp
-        ln, bw, lat = grp.link, grp.bandwidth, grp.link.latency
-        if plan.zero == 3:             # weights gathered for every micro-batch, forward and backward
-            weights, k = rec.weights * psi, 2 * plan.microbatches
-            t = comms.reduce_scatter_time(grads, d, bw, lat) + k * comms.allgather_time(weights, d, bw, lat)
-            rows.append(CommRow("DP ZeRO-3 gather + reduce-scatter", "every layer of every micro-batch (gather), "
-                                "end of step", ln.name, k + 1, grads, (d - 1) / d * (grads + k * weights), t))
-        else:
-            kind = "DP gradient all-reduce" if plan.zero == 0 else f"DP ZeRO-{plan.zero} reduce-scatter + gather"
-            rows.append(CommRow(kind, "end of step", ln.name, 1, grads, comms.allreduce_bytes_per_rank(grads, d),
-                                comms.ring_allreduce_time(grads, d, bw, lat)))
-    return tuple(rows)
-
-
-def zero_traffic_factor(zero) -> float:
-    """Data-parallel traffic per GPU per step, in units of the gradient buffer Ψ (16-bit), in the limit of many
-    ranks: 2 for plain DP and ZeRO-1/2 (all-reduce = reduce-scatter + all-gather), 3 for ZeRO-3/FSDP (a reduce-scatter
-    of gradients plus an all-gather of weights in the forward and again in the backward pass). Rajbhandari et al.
-    2020, §7.
-
-    >>> [zero_traffic_factor(z) for z in range(4)]
-    [2.0, 2.0, 2.0, 3.0]
-    """
-    s = _check.integer("zero", zero, minimum=0)
-    if s > 3:
-        raise ValueError(f"zero must be 0, 1, 2 or 3, got {zero!r}")
-    return 3.0 if s == 3 else 2.0

@@ -67,11 +67,13 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     fw = frameworks.get(framework)
     L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
                       sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      recompute_modules=plan.recompute_modules, offload_layers=plan.offload_layers,
+                      fp8=dtype.startswith("fp8"),
                       microbatches=plan.microbatches, virtual_stages=plan.virtual_stages, cp=plan.cp, ep=plan.ep,
                       flash=fw.attention == "flash")
     step = predictor.predict_plan(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
                              efficiency=efficiency, check_memory=False)
-    return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c), step.comm,
+    return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c, fw.rank_order), step.comm,
                     parallel.bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages),
                     parallel.idle_share(plan.pp, plan.microbatches, plan.virtual_stages), step, warnings)
 
@@ -143,6 +145,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
     memory.recipe(recipe)
     fw = frameworks.get(framework)
     flash = fw.attention == "flash"
+    fp8 = dtype.startswith("fp8")
     cap = memory.usable_capacity(acc, reserve)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
     eta = {}
@@ -171,7 +174,8 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                     for zero in sorted({max(z for z in zeros if z < 3)} | ({3} if 3 in zeros else set())):
                         sp = sps[-1]
                         L = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero, ep=ep,
-                                          sequence_parallel=sp, recompute=rc, microbatches=mb, flash=flash)
+                                          sequence_parallel=sp, recompute=rc, microbatches=mb, flash=flash,
+                                          fp8=fp8)
                         plan = (tp, pp, dp, b, zero, rc, sp, ep)
                         if smallest is None or L.total < smallest[0]:
                             smallest = (L.total, plan)

@@ -15,6 +15,7 @@ family, and each prediction carries an interval from those residuals (:func:`int
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,12 +59,13 @@ def _plan_of(name: str) -> parallel.Plan:
     kw = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1, ep=p["ep"] or 1, zero=p["zero"] or 0,
               microbatches=p["batch"] // (p["dp"] * p["microbatch"]), microbatch=p["microbatch"],
               virtual_stages=p["virtual_stages"] or 1, sequence_parallel=p["sequence_parallel"],
-              cp_variant=p["cp_variant"])
+              cp_variant=p["cp_variant"], offload_layers=p["offload_layers"] or 0,
+              recompute_modules=p["recompute_modules"])
     if p["recompute"]:
         return parallel.Plan(recompute=p["recompute"], **kw)
     # not stated: the least recomputation that fits, as the vendors' recipes choose it
     for rc in activations.RECOMPUTE:
-        plan = parallel.Plan(recompute=rc, **kw)
+        plan = parallel.Plan(recompute=rc, **{**kw, "recompute_modules": ()})
         if steptime.step_time(plan, _model(run), _cluster(run), efficiency=0.5, dtype=run.dtype,
                               framework=p["framework"], schedule=p["schedule"]).fits:
             return plan
@@ -76,12 +78,7 @@ def _plan(run) -> parallel.Plan:
 
 def _model(run):
     m = run.model
-    return m if run.plan["seq"] in (None, m.seq) else models.custom(
-        **{**{k: getattr(m, k) for k in ("layers", "hidden", "heads", "vocab", "params")}, "seq": run.plan["seq"],
-           "name": m.name, **{k: getattr(m, k) for k in ("active_params", "kv_heads", "head_dim", "ffn",
-                                                         "mlp_matrices", "tied_embeddings", "experts",
-                                                         "experts_active", "dense_layers")
-                              if getattr(m, k) is not None}})
+    return m if run.plan["seq"] in (None, m.seq) else dataclasses.replace(m, seq=run.plan["seq"])
 
 
 def _cluster(run):
@@ -90,7 +87,8 @@ def _cluster(run):
 
 def _run_step(run, eta):
     return steptime.step_time(_plan(run), _model(run), _cluster(run), efficiency=eta,
-                              dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"])
+                              dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"],
+                              ep_overlap=run.plan["ep_overlap"])
 
 
 @lru_cache(maxsize=None)
@@ -189,7 +187,7 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
 
 def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatron-core", schedule="1F1B",
             recipe="mixed-adam", efficiency=None, expert_imbalance=1.0, check_memory=True,
-            exclude_families=()) -> steptime.StepTime:
+            exclude_families=(), ep_overlap=None) -> steptime.StepTime:
     """:func:`chipchain.steptime.step_time` of ``plan`` at the fitted η (:func:`matmul_efficiency`) unless
     ``efficiency`` is given; with ``check_memory`` a plan whose memory ledger does not fit raises ``ValueError``."""
     m = models.get(model)
@@ -198,7 +196,7 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
                              exclude_families=exclude_families)
            if efficiency is None else _check.fraction("efficiency", efficiency))
     s = steptime.step_time(plan, m, c, efficiency=eta, dtype=dtype, recipe=recipe, framework=framework,
-                           schedule=schedule, expert_imbalance=expert_imbalance)
+                           schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap)
     if _check.flag("check_memory", check_memory) and not s.fits:
         raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on "
                          f"{c.accelerator.name}")
@@ -237,7 +235,7 @@ def row_prediction(name, exclude_families=()) -> steptime.StepTime:
         raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
     return predict_plan(_plan(r), _model(r), _cluster(r), dtype=r.dtype,
                    framework=r.plan["framework"], schedule=r.plan["schedule"], check_memory=False,
-                   exclude_families=exclude_families)
+                   exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
 
 
 @dataclass(frozen=True)

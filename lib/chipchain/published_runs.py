@@ -59,9 +59,12 @@ class Run(_data.Record):
 
 
 def _value(text: str):
-    """A shape cell's value: ``true``/``false`` (a flag such as ``tied_embeddings``) or a whole number."""
+    """A shape cell's value: ``true``/``false`` (a flag such as ``tied_embeddings``), a whole number, or a word (the
+    ``attention`` kind, e.g. ``mla``)."""
     low = text.strip().lower()
-    return {"true": True, "false": False}[low] if low in ("true", "false") else int(text)
+    if low in ("true", "false"):
+        return low == "true"
+    return int(text) if low.lstrip("-").isdigit() else low
 
 
 def _model(cell: str):
@@ -82,8 +85,11 @@ def _row(row: dict) -> Run:
         text = (r.get(col) or "").strip()
         return float(text) if text else None
     plan = {k: i(row, k) for k in ("tp", "pp", "dp", "batch", "seq", "microbatch", "virtual_stages", "cp", "ep",
-                                   "zero")}
+                                   "zero", "offload_layers")}
     plan["recompute"] = row["recompute"] or None
+    ov = (row.get("ep_overlap") or "").strip()
+    plan["ep_overlap"] = {"true": True, "false": False, "": None}[ov]
+    plan["recompute_modules"] = tuple(x.strip() for x in (row.get("recompute_modules") or "").split(";") if x.strip())
     plan["sequence_parallel"] = row["sequence_parallel"] == "true"
     for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B")):
         plan[k] = (row.get(k) or "").strip() or default

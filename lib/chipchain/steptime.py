@@ -10,7 +10,7 @@
   divide the layers evenly run at the pace of the fullest one (:func:`chipchain.parallel.stage_layers`).
 * **bubble**: (p − 1)/(v·m) for 1F1B and its interleaved form, or DualPipe's (PP/2 − 1)(F&B + B − 3W) over m(F + B)
   (:func:`chipchain.parallel.schedule_bubble`).
-* **exposed_k**: each kind of traffic of :func:`chipchain.parallel.communication` (TP, CP, PP, EP, DP) less what the
+* **exposed_k**: each kind of traffic of :func:`chipchain.traffic.communication` (TP, CP, PP, EP, DP) less what the
   ``framework`` (:mod:`chipchain.frameworks`) hides behind the computation beside it, never more than that
   computation (:func:`chipchain.comms.exposed_seconds`): tensor-parallel traffic beside the GEMMs, ring
   context-parallel traffic beside attention, expert all-to-alls beside another micro-batch, the gradient reduction
@@ -31,12 +31,13 @@ recomputation included) and is named apart. Papers that count attention in "MFU"
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
-from . import _check, activations, comms, frameworks, hardware, memory, models, parallel, systems
+from . import _check, activations, comms, frameworks, hardware, memory, models, parallel, systems, traffic
 
-__all__ = ["StepTime", "executed_flops_per_token", "step_time", "SCHEDULES"]
+__all__ = ["StepTime", "executed_flops_per_token", "step_time", "SCHEDULES", "DPStep", "data_parallel_step"]
 
 #: pipeline schedules the step model prices: 1F1B (interleaved when the plan has virtual stages) and DualPipe
 SCHEDULES = ("1F1B", "DualPipe")
@@ -52,7 +53,25 @@ def _parts(m: models.Model, causal: float):
     return layers_mm, head, attention
 
 
-def executed_flops_per_token(model, *, recompute="none", framework="megatron-core") -> float:
+def _recomputed(m: models.Model, layers_mm: float, attn: float, recompute: str, modules=()) -> float:
+    """Forward FLOPs per token that recomputation runs again: the attention core (selective, Korthikanti et al.),
+    the whole layers (full), or the matmuls of the modules named (a dense MLP, the routed experts, MLA's
+    up-projections — estimated from the latent width; layer norms and activation functions add no matmul)."""
+    if recompute == "full":
+        return layers_mm + attn
+    mods = activations.recompute_modules(recompute, modules)
+    extra = attn if "core_attn" in mods else 0.0
+    if "mlp" in mods:
+        dense = m.layers - m.moe_layers
+        extra += 2.0 * dense * m.mlp_matrices * m.hidden * (m.ffn or 4 * m.hidden)
+    if "moe" in mods and m.is_moe:
+        extra += 2.0 * m.expert_params * m.experts_active / m.experts
+    if "mla_up_proj" in mods and m.kv_lora_rank:
+        extra += 2.0 * m.layers * 2 * m.kv_lora_rank * m.heads * 2 * m.head_dim
+    return extra
+
+
+def executed_flops_per_token(model, *, recompute="none", framework="megatron-core", recompute_modules=()) -> float:
     """FLOPs one training token costs on the GPUs (forward and backward): 3 × (2·N_mm + attention) + the
     recomputation — N_mm the active parameters less an untied input embedding (a lookup), attention
     4·l·d_attn·s per token forward, halved by a FlashAttention kernel on a causal model (the ``framework``'s
@@ -68,8 +87,7 @@ def executed_flops_per_token(model, *, recompute="none", framework="megatron-cor
     m = models.get(model)
     rc = _check.choice("recompute", recompute, activations.RECOMPUTE)
     layers_mm, head, attn = _parts(m, frameworks.get(framework).causal_share)
-    extra = {"none": 0.0, "selective": attn, "full": layers_mm + attn}[rc]
-    return 3.0 * (layers_mm + head + attn) + extra
+    return 3.0 * (layers_mm + head + attn) + _recomputed(m, layers_mm, attn, rc, recompute_modules)
 
 
 @dataclass(frozen=True)
@@ -85,7 +103,7 @@ class StepTime:
     bubble: float
     exposed: dict
     optimizer: float
-    comm: tuple                 #: chipchain.parallel.CommRow per kind of traffic (before overlap)
+    comm: tuple                 #: chipchain.traffic.CommRow per kind of traffic (before overlap)
     mfu: float
     hfu: float
     efficiency: float
@@ -105,7 +123,8 @@ def _kind(row_kind: str) -> str:
 
 
 def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
-              framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0) -> StepTime:
+              framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0,
+              ep_overlap=None) -> StepTime:
     """Seconds per training step of ``plan`` (a :class:`chipchain.parallel.Plan`) for ``model`` on ``cluster`` (a
     node or accelerator name or a :class:`~chipchain.systems.Cluster` of the plan's GPU count), the module's model.
 
@@ -113,14 +132,19 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     :func:`chipchain.calibration.predict_step` supplies it); ``recipe`` bytes of state (memory, gradient traffic);
     ``framework`` its overlap and attention kernel; ``schedule`` "1F1B" (interleaved with the plan's virtual stages)
     or "DualPipe" (F : B : W = 1 : 2 : 1, F&B = F + B); ``expert_imbalance`` the busiest expert rank's load over the
-    mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``.
+    mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``; ``ep_overlap`` True or False
+    overrides the framework's expert all-to-all overlap (a recipe flag such as Megatron's
+    --overlap-moe-expert-parallel-comm).
 
     >>> from chipchain import parallel
-    >>> p = parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1, microbatches=120, microbatch=1)
+    DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3):
+
+    >>> p = parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1, microbatches=120, microbatch=1, recompute="selective",
+    ...                   recompute_modules=("layernorm", "mla_up_proj"))
     >>> s = step_time(p, "DeepSeek-V3", "H800", efficiency=0.5, dtype="fp8", framework="dualpipe",
     ...               schedule="DualPipe")
     >>> sorted(s.exposed), round(s.exposed["EP"], 1), s.fits
-    (['DP', 'EP', 'PP'], 9.2, True)
+    (['DP', 'EP', 'PP'], 7.1, True)
     """
     if not isinstance(plan, parallel.Plan):
         raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
@@ -148,13 +172,14 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     share = [k / m.layers for k in per_gpu]
     loads = [s * (3 * (layers_mm + attn)) for s in share]
     loads[-1] += 3 * head
-    extra = {"none": 0.0, "selective": attn, "full": layers_mm + attn}[plan.recompute]
+    extra = _recomputed(m, layers_mm, attn, plan.recompute, plan.recompute_modules)
     busiest = max(range(plan.pp), key=lambda i: loads[i] + share[i] * extra)
     tokens_gpu = plan.microbatch * plan.microbatches * m.seq / plan.cp   # per replica, per TP group
     rate = peak * eta * plan.tp
     # FP8 training runs the linear layers in FP8; attention's core (FlashAttention) stays in BF16
     slow = rate / (peak / hardware.get(c.accelerator).peak_flops("bf16")) if dtype.startswith("fp8") else rate
-    attn_extra = {"none": 0.0, "selective": attn, "full": attn}[plan.recompute]
+    attn_extra = attn if plan.recompute == "full" or "core_attn" in activations.recompute_modules(
+        plan.recompute, plan.recompute_modules) else 0.0
     compute = tokens_gpu * ((loads[busiest] - share[busiest] * 3 * attn) / rate + share[busiest] * 3 * attn / slow)
     recompute = tokens_gpu * share[busiest] * ((extra - attn_extra) / rate + attn_extra / slow)
     work = compute + recompute
@@ -167,7 +192,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
         bubble = parallel.bubble_fraction(plan.pp, plan.microbatches, v) * work
 
     # traffic, and what the framework hides behind the computation beside it
-    rows = parallel.communication(plan, m, c, recipe)
+    rows = traffic.communication(plan, m, c, recipe, fw.rank_order)
     by_kind: dict = {}
     for r in rows:
         by_kind[_kind(r.kind)] = by_kind.get(_kind(r.kind), 0.0) + r.seconds
@@ -176,10 +201,11 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     window = {"TP": work, "CP": attn_time, "PP": work, "EP": work,
               "DP": work if plan.zero == 3 else last_backward}
     # comm-GEMM overlap of TP traffic needs the TP group inside the NVLink domain (Transformer Engine userbuffers)
-    tp_inside = parallel.placement(plan, c).tp.scope != "inter-node"
+    tp_inside = parallel.placement(plan, c, fw.rank_order).tp.scope != "inter-node"
     share_of = {"TP": fw.tp_overlap if tp_inside else 0.0,
                 "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
-                "PP": fw.pp_overlap, "EP": fw.ep_overlap, "DP": fw.dp_overlap}
+                "PP": fw.pp_overlap, "DP": fw.dp_overlap,
+                "EP": fw.ep_overlap if ep_overlap is None else float(_check.flag("ep_overlap", ep_overlap))}
     exposed = {}
     for k, t in by_kind.items():
         e = float(comms.exposed_seconds(t, share_of[k], window[k]))
@@ -187,19 +213,82 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
             e = max(e, t / max(per_gpu[busiest], 1) * (0 if plan.zero == 3 else 1))
         exposed[k] = e
 
-    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
-                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                      microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
-                      flash=fw.attention == "flash")
+    def ledger(offload):
+        return memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp,
+                             zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                             microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
+                             flash=fw.attention == "flash", fp8=dtype.startswith("fp8"), offload_layers=offload,
+                             recompute_modules=plan.recompute_modules)
+    L = ledger(plan.offload_layers)
+    if plan.offload_layers:
+        # activations offloaded to host memory go out during the forward pass and come back for the backward pass,
+        # over the GPU's host link, behind the computation of the same phase (Megatron's offloading overlaps them)
+        inflight = min(plan.pp, plan.microbatches) * (1.0 + (plan.pp - 1) / (plan.pp * v) if v > 1 else 1.0)
+        per_mb = (ledger(0).components["activations"] - L.components["activations"]) / inflight
+        t_way = per_mb * plan.microbatches / c.node.host.bandwidth_per_direction
+        exposed["HOST"] = max(0.0, t_way - work / 3) + max(0.0, t_way - 2 * work / 3)
     bw = hardware.get(c.accelerator).require("memory_bandwidth")
     optimizer = 2.0 * L.states / bw                  # read and write the states once
     secs = work + bubble + sum(exposed.values()) + optimizer
     tokens = plan.batch * m.seq
     n = c.n_gpus
     six_n = 6.0 * m.active_params * tokens
-    executed = tokens * executed_flops_per_token(m, recompute=plan.recompute, framework=fw)
+    executed = tokens * executed_flops_per_token(m, recompute=plan.recompute, framework=fw,
+                                                 recompute_modules=plan.recompute_modules)
     fit = L.fits(c.accelerator, reserve)
     if not math.isfinite(secs) or secs <= 0:
         raise ValueError(f"no finite step time for {plan} on {c.accelerator.name}")
     return StepTime(secs, compute, recompute, bubble, exposed, optimizer, rows, six_n / (secs * n * peak),
                     executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits)
+
+
+@dataclass(frozen=True)
+class DPStep:
+    """Chapter 3's two terms of a data-parallel step: each GPU's computation and the gradient all-reduce (seconds),
+    with the all-reduce algorithm priced."""
+
+    compute_seconds: float
+    comm_seconds: float
+    algorithm: str = ""
+
+    def efficiency(self, dp_overlap=0.0) -> float:
+        """Scaling efficiency of this step, :func:`chipchain.comms.dp_scaling_efficiency` with ``dp_overlap``."""
+        return comms.dp_scaling_efficiency(self.compute_seconds, self.comm_seconds, dp_overlap)
+
+
+def data_parallel_step(model, batch_tokens, cluster, n_gpus=None, *, seq=None, efficiency=0.4, dtype="bf16",
+                       recipe="mixed-adam", framework="megatron-core", algorithm="fastest",
+                       link_efficiency=1.0) -> DPStep:
+    """Data parallelism alone (chapter 3): ``n_gpus`` replicas of ``model`` share a fixed global batch of
+    ``batch_tokens``; the step model's computation for one GPU's sequences (:func:`step_time` of the plan DP = n, at
+    matmul efficiency ``efficiency``) and the all-reduce of the gradients (:func:`chipchain.comms.fastest_allreduce`,
+    the one :func:`chipchain.traffic.communication` prices for a data-parallel group of whole nodes; or one of
+    :data:`chipchain.comms.ALGORITHMS`), over links at ``link_efficiency`` of their nominal bandwidth (TCP reaches
+    less than RDMA). Adding GPUs shrinks each GPU's share of the batch but not its gradients: this is why efficiency
+    falls. Every GPU needs at least one whole sequence of ``seq`` tokens (default the model's; else ``ValueError``).
+
+    >>> s = data_parallel_step("Llama-2-7B", 4e6, "DGX-H100", 1024, seq=2048)
+    >>> round(s.compute_seconds, 3), round(s.comm_seconds, 3), s.algorithm
+    (0.407, 0.068, 'double-tree')
+    """
+    m = models.get(model)
+    if seq is not None and _check.integer("seq", seq) != m.seq:
+        m = dataclasses.replace(m, seq=seq)
+    b = _check.positive("batch_tokens", batch_tokens)
+    node = systems.node(cluster.node if isinstance(cluster, systems.Cluster) else cluster)
+    n = node.gpus_per_node if n_gpus is None else _check.integer("n_gpus", n_gpus)
+    if b / n < m.seq:
+        raise ValueError(f"batch_tokens={b:,.0f} over n_gpus={n:,} is {b / n:,.0f} tokens per GPU, less than one "
+                         f"{m.seq:,}-token sequence of {m.name}: data parallelism needs at least one sequence per "
+                         "GPU per step")
+    one = step_time(parallel.Plan(dp=n), m, systems.cluster(node, n), efficiency=efficiency, dtype=dtype,
+                    recipe=recipe, framework=framework)
+    compute = (one.compute + one.recompute) * b / (n * m.seq)       # one sequence per GPU, scaled to the batch
+    grads = memory.recipe(recipe).gradients * m.params
+    eff = _check.fraction("link_efficiency", link_efficiency)
+    if algorithm == "fastest":
+        algo, t = comms.fastest_allreduce(grads, node, n, eff)
+    else:
+        algo = _check.choice("algorithm", algorithm, comms.ALGORITHMS)
+        t = float(comms.cluster_allreduce_time(grads, node, n, algo, eff))
+    return DPStep(compute, t, algo)

@@ -27,7 +27,9 @@ GENERIC = "PCIe-server"
 @dataclass(frozen=True)
 class Node(_data.Record):
     """One server design: ``gpus_per_node`` accelerators joined by ``intra``, with ``nics_per_node`` ports of
-    ``inter`` to the rest of the cluster. ``accelerator`` is ``None`` only for the generic PCIe server."""
+    ``inter`` to the rest of the cluster, and ``host`` the link from each GPU to the CPU's memory (PCIe, or NVLink-C2C
+    on a Grace superchip; ``None`` where the catalog has none), which activation and optimizer offloading cross.
+    ``accelerator`` is ``None`` only for the generic PCIe server."""
 
     name: str
     accelerator: object              #: hardware.Accelerator or None
@@ -35,6 +37,7 @@ class Node(_data.Record):
     intra: links.Link
     inter: links.Link
     nics_per_node: int
+    host: object = None              #: links.Link from a GPU to host memory, or None
     checked: str = "U"
     source: str = ""
     notes: str = ""
@@ -55,7 +58,8 @@ def _build():
         acc = hardware.get(row["accelerator"]) if row["accelerator"] else None
         yield Node(name=row["name"], accelerator=acc, gpus_per_node=int(row["gpus_per_node"]),
                    intra=links.get(row["intra_link"]), inter=links.get(row["inter_link"]),
-                   nics_per_node=int(row["nics_per_node"]), checked=row["checked"], source=row["source"],
+                   nics_per_node=int(row["nics_per_node"]),
+                   host=links.get(row["host_link"]) if row["host_link"] else None, checked=row["checked"], source=row["source"],
                    notes=row["notes"], aliases=_data.split_aliases(row["aliases"]))
 
 

@@ -108,7 +108,7 @@ class PlanStep:
     microbatches: int
     bubble: float               #: bubble time / ideal time, (p − 1)/m
     idle: float                 #: idle share of the step, (p − 1)/(m + p − 1)
-    comm: tuple                 #: chipchain.parallel.CommRow per kind of traffic
+    comm: tuple                 #: chipchain.traffic.CommRow per kind of traffic
     traffic: dict               #: link name -> bytes sent per GPU per step
     memory_per_gpu: float       #: bytes, states + activations
     fits: bool

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from .._lazy import np
 
-from .. import _check, comms, hardware, links, plotting, ringsim, systems, tables, units, widgets
+from .. import _check, comms, hardware, links, models, plotting, ringsim, steptime, systems, tables, units, widgets
 from . import _layout
 from ._figure import Figure
 
@@ -113,25 +113,25 @@ def allreduce_size_figure(cluster="DGX-H100", n_gpus=64, sizes=None):
     return Figure(html, text, {"sizes": xs, "curves": curves, "fastest": fastest, "n_gpus": n})
 
 
-def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_flops=None, mfu=0.4, dp_overlap=0.0,
+def dp_scaling_curve(model, gpu_counts, batch_tokens, cluster="DGX-H100", efficiency=0.4, dp_overlap=0.0, seq=2048,
                      **step):
     """Scaling efficiency (speedup / N) of data parallelism over a list of GPU counts, as a DataFrame.
 
     Columns: ``compute s``, ``comm s``, ``comm / compute``, ``efficiency``
     (:func:`chipchain.comms.dp_scaling_efficiency`), ``speedup`` (relative to one GPU's ideal) and ``algorithm``
-    (the all-reduce priced: by default the fastest at that GPU count). Arguments as
-    :func:`chipchain.comms.dp_step_times`, which refuses a count that leaves a GPU less than one ``seq``-token
-    sequence; ``dp_overlap`` in [0, 1]; other keywords (``seq``, ``algorithm``, ``efficiency``,
-    ``recipe``) go to it.
+    (the all-reduce priced: by default the fastest at that GPU count). Each point is
+    :func:`chipchain.steptime.data_parallel_step` (the step model, DP alone, at matmul efficiency ``efficiency``, with
+    ``seq``-token sequences), which refuses a count that leaves a GPU less than one sequence; ``dp_overlap`` in
+    [0, 1]; other keywords (``algorithm``, ``link_efficiency``, ``recipe``) go to it.
 
-    >>> dp_scaling_curve(7e9, [8, 1024], 4e6)[["efficiency", "algorithm"]].round(2).values.tolist()
+    >>> dp_scaling_curve("Llama-2-7B", [8, 1024], 4e6)[["efficiency", "algorithm"]].round(2).values.tolist()
     [[1.0, 'ring'], [0.86, 'double-tree']]
     """
     import pandas as pd
 
     rows = []
     for n in gpu_counts:
-        s = comms.dp_step_times(params, batch_tokens, cluster, n, peak_flops=peak_flops, mfu=mfu, **step)
+        s = steptime.data_parallel_step(model, batch_tokens, cluster, n, seq=seq, efficiency=efficiency, **step)
         e = s.efficiency(dp_overlap)
         rows.append({"gpus": int(n), "compute s": s.compute_seconds, "comm s": s.comm_seconds,
                      "comm / compute": s.comm_seconds / s.compute_seconds, "efficiency": e, "speedup": e * n,
@@ -143,10 +143,12 @@ def dp_scaling_curve(params, gpu_counts, batch_tokens, cluster="DGX-H100", peak_
 
 def topologies() -> dict:
     """The four node designs the chapter compares, by label: two DGX servers from :mod:`chipchain.systems` and two
-    8-card PCIe servers (one NIC per card) with RoCE or plain 100 GbE between them."""
-    pcie = systems.get("PCIe-server")
+    8-card PCIe servers (one NIC per card) with RoCE or plain 100 GbE between them — every one holding H100 SXM
+    GPUs, so that only the links differ (the DGX A100 entry is its NVLink 3 and HDR InfiniBand)."""
+    h100 = hardware.get("H100-SXM")
+    pcie = replace(systems.get("PCIe-server"), accelerator=h100)
     return {"DGX H100: NVLink 4 + InfiniBand NDR": systems.node("DGX-H100"),
-            "DGX A100: NVLink 3 + InfiniBand HDR": systems.node("DGX-A100"),
+            "DGX A100: NVLink 3 + InfiniBand HDR": replace(systems.node("DGX-A100"), accelerator=h100),
             "PCIe Gen5 cards + RoCE 400G": replace(pcie, intra=links.get("PCIe5-x16"), inter=links.get("RoCE-400G")),
             "PCIe Gen4 cards + 100 GbE (TCP)": replace(pcie, inter=links.get("Ethernet-100G"))}
 
@@ -164,14 +166,13 @@ def dp_gpu_counts(batch_tokens, seq=2048, largest=4096):
     return counts
 
 
-def scaling_efficiency_figure(params, batch_tokens, peak_flops=None, mfu=0.4, gpu_counts=None, nodes=None,
-                              dp_overlap=0.0):
+def scaling_efficiency_figure(model, batch_tokens, efficiency=0.4, gpu_counts=None, nodes=None, dp_overlap=0.0):
     """Scaling efficiency of data parallelism against GPU count (:func:`dp_scaling_curve`) for several node designs
     (default: DGX H100, DGX A100, PCIe Gen4 cards with 100 GbE), each point with the fastest all-reduce algorithm at
     that count, up to the largest count that leaves every GPU one 2,048-token sequence: a chart-system figure
     (:class:`~chipchain.views._figure.Figure`).
 
-    >>> f = scaling_efficiency_figure(7e9, 4e6, hardware.get("H100").peak_flops("bf16"))
+    >>> f = scaling_efficiency_figure("Llama-2-7B", 4e6)
     >>> [(k, round(e[-1], 2)) for k, e in f.data["efficiency"].items()][0]
     ('NVLink4 + IB-NDR', 0.86)
     """
@@ -181,7 +182,7 @@ def scaling_efficiency_figure(params, batch_tokens, peak_flops=None, mfu=0.4, gp
         nodes = [designs[k] for k in list(designs)[:2]] + [designs["PCIe Gen4 cards + 100 GbE (TCP)"]]
     lines, points, eff = [], [], {}
     for i, node in enumerate(systems.node(x) for x in nodes):
-        df = dp_scaling_curve(params, counts, batch_tokens, node, peak_flops, mfu, dp_overlap)
+        df = dp_scaling_curve(model, counts, batch_tokens, node, efficiency, dp_overlap)
         label = f"{node.intra.name} + {node.inter.name}"
         ys = [units.stable(float(v)) for v in df["efficiency"]]
         eff[label] = ys
@@ -251,13 +252,13 @@ def allreduce_explorer():
 
 @widgets.explorer
 def scaling_explorer():
-    """GPUs → scaling efficiency of data parallelism with a fixed global batch (H100 peak, 40 % MFU, the fastest
-    all-reduce at each count, GPU counts up to one 2,048-token sequence per GPU)."""
-    peak = hardware.get("H100-SXM").peak_flops("bf16")
+    """GPUs → scaling efficiency of data parallelism with a fixed global batch (H100 SXM GPUs at 40 % matmul
+    efficiency in the step model, the fastest all-reduce at each count, GPU counts up to one 2,048-token sequence
+    per GPU)."""
 
-    def render(topology, params, batch, overlap):
+    def render(topology, model, batch, overlap):
         counts = dp_gpu_counts(batch)
-        df = dp_scaling_curve(params, counts, batch, topology, peak, 0.4, overlap)
+        df = dp_scaling_curve(model, counts, batch, topology, 0.4, overlap)
         eff = df["efficiency"]
         svg = plotting.svg_chart(
             lines=[{"x": counts, "y": list(eff), "label": "efficiency"}],
@@ -279,13 +280,14 @@ def scaling_explorer():
             "algorithm": tables.Col("Fastest algorithm", lambda a: LABELS.get(a, a))}).html
         return (_layout.verdict(f"Efficiency {eff.iloc[0]:.2f} at {counts[0]:,} GPUs, {eff.iloc[-1]:.2f} at "
                                 f"{counts[-1]:,}. {tail}", eff.iloc[-1] >= 0.5) + svg
-                + _layout.para(f"{units.fmt_number(params / 1e9)}B parameters, {units.fmt_number(batch / 1e6)}M tokens "
-                               f"per step, gradients in BF16, {units.fmt_percent(overlap)} of communication "
-                               "overlapped.", small=True) + table)
+                + _layout.para(f"{model} ({units.fmt_number(models.get(model).params / 1e9)}B parameters) on 2,048-token "
+                               f"sequences, {units.fmt_number(batch / 1e6)}M tokens per step, gradients in BF16, "
+                               f"{units.fmt_percent(overlap)} of communication overlapped.", small=True) + table)
 
     return widgets.explore(render, [
         widgets.Choice("topology", "Topology", topologies()),
-        widgets.Choice("params", "Model", {"1.3B": 1.3e9, "7B": 7e9, "70B": 70e9}, value=7e9),
+        widgets.Choice("model", "Model", {"Llama 2 7B": "Llama-2-7B", "Llama 2 13B": "Llama-2-13B",
+                                          "Llama 2 70B": "Llama-2-70B"}, value="Llama-2-7B"),
         widgets.Choice("batch", "Global batch", {"1M tokens": 1e6, "4M tokens": 4e6, "16M tokens": 16e6}, value=4e6),
         widgets.Slider("overlap", "Overlap", [0.0, 0.5, 0.9], value=0.0, fmt=lambda v: str(units.fmt_percent(v))),
     ], title="Data parallelism: GPUs → scaling efficiency")

@@ -14,7 +14,7 @@ import html
 
 from .._lazy import np
 
-from .. import commbound, hardware, memory, parallel, plans, plotting, schedules, tables, widgets
+from .. import commbound, hardware, memory, parallel, plans, plotting, schedules, tables, traffic, widgets
 from . import _layout
 from ._figure import Figure
 from ..units import fmt_bytes, fmt_capacity, fmt_duration, fmt_percent
@@ -24,11 +24,11 @@ __all__ = ["communication_table", "bubble_table", "search_table", "zero_tradeoff
 
 
 def communication_table(plan, model, cluster="A100", **kwargs):
-    """:func:`chipchain.parallel.communication` as a pandas DataFrame (one row per kind: when, link, operations,
+    """:func:`chipchain.traffic.communication` as a pandas DataFrame (one row per kind: when, link, operations,
     message and total bytes in MB/GB, seconds)."""
     import pandas as pd
 
-    rows = parallel.communication(plan, model, cluster, **kwargs)
+    rows = traffic.communication(plan, model, cluster, **kwargs)
     return pd.DataFrame([{"kind": r.kind, "when": r.when, "link": r.link, "operations": r.count,
                           "message (MB)": r.message_bytes / 1e6, "sent per GPU (GB)": r.sent_bytes / 1e9,
                           "time (s)": r.seconds} for r in rows]).set_index("kind")
@@ -65,7 +65,7 @@ def search_table(candidates):
 def zero_tradeoff_figure(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), recipe="mixed-adam",
                          accelerator="A100"):
     """Static figure (chart system): model-state memory per GPU under ZeRO stages 0–3 across data-parallel degrees
-    (log–log), each line named in the key with its traffic per step (:func:`chipchain.parallel.zero_traffic_factor`),
+    (log–log), each line named in the key with its traffic per step (:func:`chipchain.traffic.zero_traffic_factor`),
     for ``recipe``'s bytes per parameter (:data:`chipchain.memory.RECIPES`), against the memory of ``accelerator``
     (default the A100 80 GB), a labelled reference line.
 
@@ -77,7 +77,7 @@ def zero_tradeoff_figure(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 102
     dps = list(dps)
     data = {names[z]: [memory.zero_bytes_per_gpu(params, d, z, recipe) / 1e9 for d in dps] for z in range(4)}
     lines = [{"x": dps, "y": ys, "color": plotting.color(z),
-              "label": f"{names[z]}: traffic {parallel.zero_traffic_factor(z):g}Ψ per step"}
+              "label": f"{names[z]}: traffic {traffic.zero_traffic_factor(z):g}Ψ per step"}
              for z, ys in enumerate(data.values())]
     points = [{"x": d, "y": y, "color": plotting.color(z)} for z, ys in enumerate(data.values())
               for d, y in zip(dps, ys)]

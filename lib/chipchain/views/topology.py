@@ -1,7 +1,7 @@
 """Chapter 3's topology view: a DGX H100 node (8 GPUs, NVSwitch, one NIC per GPU on eight rails) and a GB200 NVL72
 rack (72 GPUs in one NVLink domain) drawn from the catalog (:mod:`chipchain.systems`, :mod:`chipchain.links`), with
 the link each parallelism's traffic crosses under a default plan, decided by
-:func:`chipchain.parallel.placement` (ranks laid out TP innermost, then PP, then DP; EP inside each DP group).
+:func:`chipchain.parallel.placement` (ranks laid out TP innermost, then DP, PP outermost, as Megatron-Core and torchtitan number them; EP inside each DP group).
 Nothing here decides intra- or inter-node: the placement does.
 
 >>> "NVSwitch" in topology_view("DGX-H100", "tp") and "IB-NDR" in topology_view("DGX-H100", "dp")
@@ -17,7 +17,7 @@ __all__ = ["PLANS", "DIMENSIONS", "topology_view", "topology_explorer"]
 #: the default plan on each system: chapter 4's 8 × 16 × 8 on 1,024 H100s (eight experts per group for EP), and on
 #: NVL72 racks a plan whose TP × PP fills one 72-GPU NVLink domain (8 × 9), 14 racks of data parallelism
 PLANS = {"DGX-H100": parallel.Plan(tp=8, pp=16, dp=8, ep=8),
-         "GB200-NVL72": parallel.Plan(tp=8, pp=9, dp=14, ep=8)}
+         "GB200-NVL72": parallel.Plan(tp=8, pp=16, dp=8, ep=8)}
 #: the parallel dimensions, as the chapter names them
 DIMENSIONS = {"tp": "tensor parallelism (TP)", "pp": "pipeline parallelism (PP)", "dp": "data parallelism (DP)",
               "ep": "expert parallelism (EP)"}
@@ -168,7 +168,7 @@ def topology_view(system, dimension) -> str:
     note = _layout.para(
         f"Plan: TP {plan.tp} × PP {plan.pp} × DP {plan.dp} = {n:,} GPUs"
         + (f", EP {plan.ep} inside each data-parallel group" if plan.ep > 1 else "")
-        + f" (ranks laid out TP innermost, then PP, then DP). Inside the "
+        + f" (ranks laid out TP innermost, then DP, PP outermost). Inside the "
         f"{'node' if node.gpus_per_node <= 16 else 'rack'} each GPU has {ratio:,.0f}× the bandwidth it has across it.",
         small=True)
     return head + svg + note
