@@ -51,7 +51,7 @@ def test_timeline_peak_is_states_plus_all_activations_plus_loss(model):
     m = models.get(model)
     tl = TL.step_timeline(model, dp=8, zero=1, recompute="selective", seq=4096)
     states = memory.sharded_state_breakdown(m.params, 8, 1, "mixed-adam")
-    layer = activations.activation_bytes_per_layer(4096, 1, m.hidden, m.heads, recompute="selective")
+    layer = memory.layer_activation_bytes(m, seq=4096, recompute="selective")      # the ledger's per-layer count
     forward = sum(states.values()) - states["gradients"] + m.layers * layer + LM.loss_peak_bytes(4096, m.vocab)
     # the peak is the end of the forward pass, unless the unsharded gradients outweigh activations and loss
     assert tl.peak == pytest.approx(max(forward, sum(states.values())))

@@ -247,7 +247,7 @@ FIGURES = {
                                                             measured=("this computer", 30e9, 15e9)),
     "ch03 links": lambda: views.comms.links_figure(),
     "ch03 all-reduce vs size": lambda: views.comms.allreduce_size_figure("DGX-H100", n_gpus=1024),
-    "ch03 scaling": lambda: views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4),
+    "ch03 scaling": lambda: views.comms.scaling_efficiency_figure("Llama-2-7B", 4e6),
     "ch05 traffic": _ch5_traffic,
     "ch05 peak memory": lambda: views.attention.peak_memory_figure(
         {"N": [256, 512, 1024, 2048], "naive": [1.2e6, 4.5e6, 1.8e7, 7e7], "flash": [6e5, 7e5, 9e5, 1.2e6]}),
@@ -335,8 +335,8 @@ def test_ch03_allreduce_curves_are_the_alpha_beta_model():
 
 
 def test_ch03_scaling_is_the_dp_scaling_curve():
-    f = views.comms.scaling_efficiency_figure(7e9, 4e6, _h100_bf16(), mfu=0.4)
-    df = views.comms.dp_scaling_curve(7e9, f.data["counts"], 4e6, "DGX-H100", _h100_bf16(), 0.4)
+    f = views.comms.scaling_efficiency_figure("Llama-2-7B", 4e6)
+    df = views.comms.dp_scaling_curve("Llama-2-7B", f.data["counts"], 4e6, "DGX-H100")
     assert f.data["efficiency"]["NVLink4 + IB-NDR"] == pytest.approx(list(df["efficiency"]), rel=1e-11)
     assert f.data["counts"][-1] * 2048 <= 4e6 < f.data["counts"][-1] * 2 * 2048   # one sequence per GPU at most
     assert all(0 < e <= 1 for v in f.data["efficiency"].values() for e in v)

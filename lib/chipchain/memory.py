@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import _check, _data, activations, hardware, models, units
 
-__all__ = [
+__all__ = ["layer_activation_bytes", 
     "Recipe", "RECIPES", "recipe", "recipe_names", "state_breakdown", "state_bytes", "rule_of_thumb_ledger",
     "zero_bytes_per_gpu", "sharded_state_breakdown", "Ledger", "Fit", "usable_capacity", "ledger", "min_gpus", "inference_weight_bytes",
 ]
@@ -276,6 +276,43 @@ class Ledger:
         return Fit(margin >= 0, margin, cap, acc.name)
 
 
+def layer_activation_bytes(model, *, seq=None, microbatch=1, tp=1, sequence_parallel=False, recompute="none",
+                           flash=False, fp8=False, recompute_modules=()) -> float:
+    """Activation bytes one layer of ``model`` keeps for the backward pass, averaged over its layers (a mixture of
+    experts' dense and expert layers differ), counted from the model's own shape: grouped-query attention, a gated
+    MLP, its experts, dropout masks only for the GELU models of the Megatron papers, FP8's one-byte matrix inputs
+    (:func:`chipchain.activations.activation_bytes_per_layer`); the ledger's per-layer figure. 16-bit activations.
+
+    >>> round(layer_activation_bytes("175B") / 1e9, 2), round(layer_activation_bytes("Llama-3-70B", flash=True) / 1e9, 2)
+    (2.87, 2.25)
+    """
+    m = models.get(model)
+    s = m.seq if seq is None else _check.integer("seq", seq)
+    shape = _shape(m, fp8, recompute_modules)
+
+    def one(**extra):
+        return activations.activation_bytes_per_layer(s, microbatch, m.hidden, m.heads, tp, sequence_parallel,
+                                                      recompute, flash, **shape, **extra)
+    dense = one()
+    if not m.is_moe:
+        return dense
+    return (dense * m.dense_layers + one(**_expert_shape(m)) * m.moe_layers) / m.layers
+
+
+def _shape(m, fp8=False, recompute_modules=()) -> dict:
+    """The activation-counting shape of a model (the keywords of
+    :func:`chipchain.activations.activation_bytes_per_layer`)."""
+    return dict(kv_heads=m.kv_heads, head_dim=m.head_dim, ffn=m.ffn, mlp_matrices=m.mlp_matrices,
+                dropout=m.mlp_matrices == 2, fp8=_check.flag("fp8", fp8), modules=tuple(recompute_modules),
+                latent=(2 * (m.kv_lora_rank + (m.rope_head_dim or 0)) if m.kv_lora_rank else None))
+
+
+def _expert_shape(m) -> dict:
+    """An expert layer's extra keywords: k active experts of the width the expert parameters imply."""
+    return dict(experts_active=m.experts_active,
+                expert_ffn=m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden))
+
+
 def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp=1, zero=0,
            sequence_parallel=False, recompute="none", microbatches=None, virtual_stages=1, cp=1, ep=1,
            flash=False, fp8=False, offload_layers=0, recompute_modules=()) -> Ledger:
@@ -322,9 +359,7 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
         split, reps = (t * p * e, d // e) if e <= d else (p * e, d * t // e)
         for k, v in sharded_state_breakdown(m.expert_params / split, max(reps, 1), zero, r).items():
             comps[k] += v
-    shape = dict(kv_heads=m.kv_heads, head_dim=m.head_dim, ffn=m.ffn, mlp_matrices=m.mlp_matrices,
-                 dropout=m.mlp_matrices == 2, fp8=_check.flag("fp8", fp8), modules=tuple(recompute_modules),
-                 latent=(2 * (m.kv_lora_rank + (m.rope_head_dim or 0)) if m.kv_lora_rank else None))
+    shape = _shape(m, fp8, recompute_modules)
 
     def stage(**extra):
         return activations.activation_bytes_per_stage(s // c, microbatch, m.hidden, m.heads, m.layers, p, t,
@@ -332,9 +367,7 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
                                                       flash, offload_layers=offload_layers, **shape, **extra)
     acts = stage()
     if m.is_moe:                # the expert layers keep k dispatched copies and their experts' intermediates
-        width = m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden)
-        moe = stage(experts_active=m.experts_active, expert_ffn=width)
-        acts = (acts * m.dense_layers + moe * m.moe_layers) / m.layers
+        acts = (acts * m.dense_layers + stage(**_expert_shape(m)) * m.moe_layers) / m.layers
     comps["activations"] = acts * r.activation_element / 2
     return Ledger(comps)
 

@@ -136,9 +136,9 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     overrides the framework's expert all-to-all overlap (a recipe flag such as Megatron's
     --overlap-moe-expert-parallel-comm).
 
-    >>> from chipchain import parallel
     DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3):
 
+    >>> from chipchain import parallel
     >>> p = parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1, microbatches=120, microbatch=1, recompute="selective",
     ...                   recompute_modules=("layernorm", "mla_up_proj"))
     >>> s = step_time(p, "DeepSeek-V3", "H800", efficiency=0.5, dtype="fp8", framework="dualpipe",

@@ -16,7 +16,7 @@ added on top; during the backward pass gradients replace activations layer by la
 
 >>> tl = step_timeline("7B", seq=4096, dp=8, zero=1, recompute="selective")
 >>> tl.peak_label, round(tl.peak / 1e9, 1)
-('loss (end of forward)', 43.2)
+('loss (end of forward)', 42.1)
 """
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def step_timeline(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, d
     states = memory.sharded_state_breakdown(m.params / t, dp, zero, recipe)
     grads_total = states.pop("gradients")
     kept = sum(states.values())
-    layer = activations.activation_bytes_per_layer(s, b, m.hidden, m.heads, t, sequence_parallel, recompute)
+    layer = memory.layer_activation_bytes(m, seq=s, microbatch=b, tp=t, sequence_parallel=sequence_parallel,
+                                          recompute=recompute)
     layer *= memory.recipe(recipe).activation_element / 2
     loss = loss_memory.loss_peak_bytes(b * s / (t if sequence_parallel else 1), m.vocab or 1, loss_chunks)
     L = m.layers

@@ -33,7 +33,8 @@ def recipe_table(recipe=None):
 def activation_table(model="175B", microbatch=1, tp=8):
     """Korthikanti et al. 2022's Table 2 evaluated for one model (a name, alias or record): activation bytes per
     layer (and for all layers) under each combination of tensor parallelism, sequence parallelism and recomputation
-    (a pandas DataFrame, GB), from :func:`chipchain.activations.activation_bytes_per_layer`.
+    (a pandas DataFrame, GB), from :func:`chipchain.memory.layer_activation_bytes` (the model's own shape; for a GPT
+    layer, the paper's sbh(34 + 5as/h)).
 
     >>> float(round(activation_table().loc["TP + SP + selective", "per layer (GB)"], 3))
     0.107
@@ -46,7 +47,7 @@ def activation_table(model="175B", microbatch=1, tp=8):
              "full recompute": (tp, False, "full"), "TP + SP + full": (tp, True, "full")}
     rows = {}
     for name, (t, sp, rc) in cases.items():
-        b = activations.activation_bytes_per_layer(m.seq, microbatch, m.hidden, m.heads, t, sp, rc)
+        b = memory.layer_activation_bytes(m, microbatch=microbatch, tp=t, sequence_parallel=sp, recompute=rc)
         rows[name] = {"tp": t, "per layer (GB)": b / 1e9, f"{m.layers} layers (GB)": b * m.layers / 1e9}
     return pd.DataFrame(rows).T.astype({"tp": int})
 
@@ -203,7 +204,7 @@ def memory_timeline_figure(step, accelerator="H100", height=320):
 
     >>> f = memory_timeline_figure(timeline.step_timeline("7B", seq=4096, dp=8, zero=1, recompute="selective"))
     >>> round(f.data["peak"] / 1e9, 1), f.data["peak_label"], round(f.data["capacity"] / 1e9, 1)
-    (43.2, 'loss (end of forward)', 85.9)
+    (42.1, 'loss (end of forward)', 85.9)
     """
     if not isinstance(step, timeline.MemoryTimeline):
         raise ValueError(f"step must be a timeline.MemoryTimeline (from timeline.step_timeline), got {step!r}")
