@@ -40,7 +40,7 @@ _site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py book/site.css
 CJK_FONT := _site_assets/fonts/steel-cjk.woff2
 $(CJK_FONT): $(VENV_STAMP) _site_assets/widgets_shim.js tools/build_cjk_font.py \
 		$(wildcard book/*.md book/*.bib chapters/*.ipynb labs/*.ipynb lib/chipchain/data/*.csv) \
-		$(wildcard locale/*/LC_MESSAGES/*.po locale/*/LC_MESSAGES/*/*.po)
+		$(wildcard locale/*/LC_MESSAGES/*.po locale/*/LC_MESSAGES/*/*.po) $(wildcard book/_ext/*.py) tools/build_pdf.py
 	$(PY) tools/build_cjk_font.py --out $@
 
 assets: $(VENV_STAMP) _site_assets/widgets_shim.js $(CJK_FONT)
