@@ -9,7 +9,7 @@ actually contains (a few hundred kilobytes rather than the whole font's megabyte
    library's catalog data and views, which tables and explorables display; for the zh-CN edition (issue 25) the
    translations, every ``msgstr`` of ``locale/**/*.po``, the strings the book's Sphinx extensions and the PDF tool
    write (``book/_ext/*.py``, ``tools/build_pdf.py``), and the Chinese catalogs of what draws the pages around the
-   text — Sphinx's, pydata-sphinx-theme's and sphinx-exercise's ``zh_CN`` messages (搜索, 目录, 练习, 解答, …).
+   text — Sphinx's, pydata-sphinx-theme's, sphinx-book-theme's and sphinx-exercise's ``zh_CN`` messages (搜索, 目录, 练习, 解答, …).
 2. Find the source font: ``$CJK_FONT`` if set (any TrueType/OpenType/TTC file); else the cached copy under
    ``_build/cache/fonts/``; else Debian's ``fonts-wqy-microhei`` (WenQuanYi Micro Hei, Apache-2.0 or GPL-3 with the
    font exception), fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` — both work without root; on
@@ -63,6 +63,7 @@ LOCALE: Path | None = None
 #: the Chinese catalogs of the packages that draw the zh-CN pages' furniture: (package, catalog inside it)
 UI_CATALOGS = [("sphinx", "locale/zh_CN/LC_MESSAGES/sphinx.po"),
                ("pydata_sphinx_theme", "locale/zh/LC_MESSAGES/sphinx.po"),
+               ("sphinx_book_theme", "theme/sphinx_book_theme/static/locales/zh_CN/LC_MESSAGES/booktheme.po"),
                ("sphinx_exercise", "translations/locales/zh_CN/LC_MESSAGES/exercise.po")]
 
 
