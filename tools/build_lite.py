@@ -393,8 +393,11 @@ def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None
             raise RuntimeError(f"{shared} has no Pyodide lock: build that lite site first")
     import os
 
+    # "./…": JupyterLite's config-utils.js rebases only a URL that starts with "./" (onto the folder of the site's
+    # jupyter-lite.json, so "./../../lite/…" from zh-CN/lite reaches lite/ on any host and path); a bare "../../…"
+    # would be resolved against zh-CN/lite itself
     pyodide_url = "./static/pyodide/pyodide.js" if shared is None else \
-        os.path.relpath(shared / "pyodide.js", output_dir)
+        "./" + os.path.relpath(shared / "pyodide.js", output_dir)
     lock = official_lock()          # fail before the slow part if the runtime is missing or the wrong release
     source = wheel_source_dir()
     with tempfile.TemporaryDirectory(prefix="chipchain-lite-") as tmp:

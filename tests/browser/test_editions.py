@@ -151,6 +151,7 @@ def test_the_zh_lite_copy_holds_the_translated_chapters_and_shares_the_runtime()
     lite = ZH / "lite"
     config = json.loads((lite / "jupyter-lite.json").read_text())["jupyter-config-data"]
     kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+    assert kernel["pyodideUrl"].startswith("./"), kernel    # the only relative form JupyterLite rebases
     runtime = urljoin("file:///x/zh-CN/lite/", kernel["pyodideUrl"])
     assert runtime == "file:///x/lite/static/pyodide/pyodide.js", runtime   # the English copy's runtime
     assert (SITE / "lite" / "static" / "pyodide" / "pyodide.js").exists()
