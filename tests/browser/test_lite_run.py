@@ -307,7 +307,9 @@ def test_chapter_runs_in_the_browser(lite_browser, lite_url, edition, name):
         outside = [u for u in requests if not u.startswith((lite_url, "data:", "blob:"))]
         assert not outside, f"{name}: requests that left 127.0.0.1: {sorted(set(outside))[:10]}"
         served = _Handler.served[start:]
-        failed = [(p, c) for p, c in served if c >= 400]
+        # the browser's own probe of the host's root for /favicon.ico (the lite copies serve theirs in their folder;
+        # the whole site is served here since the zh-CN copy shares lite/static/pyodide)
+        failed = [(p, c) for p, c in served if c >= 400 and not (p == "/favicon.ico" and SERVED != LITE)]
         assert not failed, f"{name}: requests the site could not answer: {failed[:10]}"
         fetched = {urlsplit(p).path for p, c in served if c == 200}
         for wanted in ("/static/pyodide/pyodide.asm.wasm", "/static/pyodide/pyodide-lock.json"):   # from the site
