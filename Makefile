@@ -8,7 +8,7 @@ BUILD_FLAGS := -W -n --keep-going
 PORT ?= 8000
 
 .PHONY: help book test test-unit test-nbval test-build test-browser test-pdf test-lite-run test-thorough quick \
-	quick-lib lab serve execute assets lock clean lite
+	quick-lib lab serve execute assets lock clean lite book-zh
 
 help:
 	@echo "make book   - set up .venv and node_modules, execute every chapter, build _build/html (strict),"
@@ -33,12 +33,14 @@ $(NODE_STAMP): package.json package-lock.json
 _site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py book/site.css
 	$(PY) tools/vendor_assets.py
 
-# The site's Chinese glyphs: a WOFF2 subset of Debian's fonts-wqy-microhei holding exactly the book's CJK characters
+# The site's Chinese glyphs: a WOFF2 subset of Debian's fonts-wqy-microhei holding exactly the book's CJK characters,
+# the zh-CN edition's translations (locale/**/*.po) included
 # (apt-get download + dpkg-deb -x, no root needed; cached in _build/cache/fonts). It follows vendor_assets.py, which
 # empties _site_assets/.
 CJK_FONT := _site_assets/fonts/steel-cjk.woff2
 $(CJK_FONT): $(VENV_STAMP) _site_assets/widgets_shim.js tools/build_cjk_font.py \
-		$(wildcard book/*.md book/*.bib chapters/*.ipynb labs/*.ipynb lib/chipchain/data/*.csv)
+		$(wildcard book/*.md book/*.bib chapters/*.ipynb labs/*.ipynb lib/chipchain/data/*.csv) \
+		$(wildcard locale/*/LC_MESSAGES/*.po locale/*/LC_MESSAGES/*/*.po) $(wildcard book/_ext/*.py) tools/build_pdf.py
 	$(PY) tools/build_cjk_font.py --out $@
 
 assets: $(VENV_STAMP) _site_assets/widgets_shim.js $(CJK_FONT)
@@ -49,8 +51,25 @@ book: assets
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser, offline
 	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
+	$(MAKE) --no-print-directory book-zh                        # the 简体中文 edition, into _build/html/zh-CN
 	$(PY) tools/build_pdf.py --lang en                         # the book to keep: PDF and EPUB from the built pages
 	if [ -f _build/html/zh-CN/index.html ]; then $(PY) tools/build_pdf.py --lang zh-CN; fi   # each edition: one more run
+
+# The 简体中文 edition (issue 25), after the English one: the translated copy of the source (tools/i18n.py build: every
+# prose block replaced by its current translation, English where none exists yet; code, outputs and data shared) is
+# built with the same strict flags and environment, the library told the reader's language, and placed under
+# _build/html/zh-CN (relative links to and from the English pages; its own _static from the same _site_assets). Its
+# JupyterLite copy loads the English lite site's Pyodide runtime and packages instead of a second copy.
+ZH_SRC := _build/zh-CN-src
+ZH_HTML := _build/html/zh-CN
+I18N_FLAGS ?=            # e.g. I18N_FLAGS="--locale /tmp/scratch/locale" to try a build with scratch catalogs
+book-zh:
+	$(PY) tools/i18n.py build --lang zh-CN --out $(ZH_SRC) --allow-missing $(I18N_FLAGS)
+	rm -rf $(ZH_HTML)
+	CHIPCHAIN_STATIC=1 CHIPCHAIN_LANG=zh_CN .venv/bin/jupyter-book build $(ZH_SRC) $(BUILD_FLAGS)
+	mv $(ZH_SRC)/_build/html $(ZH_HTML)
+	$(PY) tools/build_lite.py --output-dir $(ZH_HTML)/lite --chapters $(ZH_SRC)/chapters --pyodide-from _build/html/lite
+	$(PY) tools/export_markdown.py $(ZH_HTML)/chapters $(ZH_SRC)/chapters
 
 # Deterministic: Hypothesis is derandomised (tests/conftest.py, profile "book"), so every run draws the same examples.
 test-unit: $(VENV_STAMP)

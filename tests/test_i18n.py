@@ -188,3 +188,175 @@ def test_glue_term_cite_ref_and_math_resolve_in_a_translated_paragraph(tmp_path)
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert "每个 GPU 存放 74.0 GB（50%），见 目标 与 引言，" in text     # glue, ref and doc all resolved
     assert r"\(x^2\)" in text and 'lang="zh-CN"' in page
+
+
+# --- every catalog, as the translators leave it (issue 25: checks in `make test`) ---------------------------------
+BASE = ROOT / "locale" / "zh_CN" / "LC_MESSAGES"
+COMPLETE = ROOT / "locale" / "zh_CN" / "COMPLETE"
+
+
+def _catalogs():
+    return sorted(BASE.rglob("*.po"))
+
+
+def test_no_catalog_has_a_stale_entry_or_a_translation_that_lost_a_span():
+    """Over every catalog: no entry marked fuzzy (the English changed since it was translated), and no translation
+    without every glued value, term, citation, reference, formula, code span and link of its English."""
+    problems = []
+    for po in _catalogs():
+        rel = po.relative_to(BASE).with_suffix("")
+        for m in i18n.read_catalog(po):
+            if not m.id:
+                continue
+            if "fuzzy" in m.flags:
+                problems.append(f"{rel}: stale (fuzzy) entry: {m.id[:60]!r}")
+            elif m.string:
+                lost = i18n.lost_spans(m.id, m.string)
+                if lost:
+                    problems.append(f"{rel}: the translation of {m.id[:50]!r} lost {', '.join(lost)}")
+    assert len(_catalogs()) >= 20
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:30])
+
+
+def complete_catalogs() -> list[str]:
+    """The catalogs declared finished (``locale/zh_CN/COMPLETE``: one catalog path a line, e.g. chapters/01_h100;
+    blank lines and ``#`` comments allowed)."""
+    lines = COMPLETE.read_text(encoding="utf-8").splitlines()
+    return [ln.strip().removesuffix(".po") for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
+def test_complete_catalogs_have_no_missing_entry():
+    """Every catalog named in locale/zh_CN/COMPLETE translates every English block of its page (missing, stale or
+    span-losing entries fail), and names a catalog that exists."""
+    assert COMPLETE.exists(), "locale/zh_CN/COMPLETE is missing (one finished catalog a line; it may be empty)"
+    names = complete_catalogs()
+    unknown = [n for n in names if not (BASE / f"{n}.po").exists()]
+    assert not unknown, f"COMPLETE names catalogs that do not exist: {unknown}"
+    assert len(set(names)) == len(names), "COMPLETE names a catalog twice"
+    problems = [p for p in i18n.check("zh-CN")
+                if any(p.startswith(f"{n}.") or p.startswith(f"{n} ") for n in names)
+                or (("_toc" in names) and p.startswith("_toc.yml"))]
+    assert not problems, f"{len(problems)} problems in complete catalogs:\n" + "\n".join(problems[:30])
+
+
+def _canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
+def test_the_translated_copy_of_the_book_keeps_every_code_cell_and_output_byte_identical(tmp_path):
+    """One source: the copy `make book` builds the zh-CN edition from (tools/i18n.py build) has, in every notebook of
+    the book, the same code cells — source, metadata, outputs and their metadata — the same cell ids, kinds and
+    markdown-cell metadata, and the same notebook metadata; only markdown text may differ. Pages in Markdown keep
+    their front matter, and the data and figures are the same files."""
+    out = tmp_path / "zh"
+    i18n.build("zh-CN", out, allow_missing=True)
+    checked = 0
+    for page in i18n.sources():
+        rel = page.relative_to(ROOT)
+        copy = out / rel
+        assert copy.exists(), f"{rel} is not in the translated copy"
+        if page.suffix != ".ipynb":
+            body, front = i18n._split_front_matter(page.read_text(encoding="utf-8"))
+            assert copy.read_text(encoding="utf-8").startswith(front), f"{rel}: front matter changed"
+            continue
+        a, b = (json.loads(p.read_text(encoding="utf-8")) for p in (page, copy))
+        assert _canonical(a["metadata"]) == _canonical(b["metadata"]), f"{rel}: notebook metadata changed"
+        assert (a["nbformat"], a["nbformat_minor"]) == (b["nbformat"], b["nbformat_minor"]), rel
+        assert len(a["cells"]) == len(b["cells"]), f"{rel}: cells added or lost"
+        for i, (x, y) in enumerate(zip(a["cells"], b["cells"])):
+            assert (x["cell_type"], x.get("id")) == (y["cell_type"], y.get("id")), f"{rel} cell {i + 1}"
+            if x["cell_type"] == "code":
+                assert _canonical(x) == _canonical(y), f"{rel} cell {i + 1}: a code cell or its outputs changed"
+                checked += 1
+            else:
+                assert _canonical(x.get("metadata", {})) == _canonical(y.get("metadata", {})), f"{rel} cell {i + 1}"
+    assert checked > 300
+    for name in ("figures",):
+        for f in (ROOT / name).rglob("*"):
+            if f.is_file() and "__pycache__" not in f.parts:
+                assert (out / f.relative_to(ROOT)).read_bytes() == f.read_bytes(), f"{f.relative_to(ROOT)} changed"
+    config = (out / "_config.yml").read_text(encoding="utf-8")
+    assert "language: zh_CN" in config and "图 %s" in config and "表 %s" in config
+
+
+_ALL_ROLES = ("Each GPU holds {glue:text}`mem:.1f` GB of {term}`HBM` ({glue:text}`share:.0%` of it) "
+              "{cite:p}`mini2024`, see {ref}`tgt` and {doc}`../book/intro`, with $x^2$.")
+
+
+def _mini_with_every_role(tmp_path: Path) -> Path:
+    """A one-chapter book whose paragraph uses every role kind: glue, term, cite, ref, doc and math."""
+    root = _mini_book(tmp_path, _ALL_ROLES + "\n\n(tgt)=\n## Target\n\nEnd.")
+    nb = json.loads((root / "chapters" / "01_x.ipynb").read_text(encoding="utf-8"))
+    nb["cells"].append({"cell_type": "code", "id": "glue", "metadata": {"tags": ["remove-cell"]}, "execution_count": 2,
+                        "source": "from chipchain.notebook import glue\nglue('mem', 74.0, display=False)\n"
+                                  "glue('share', 0.5, display=False)",
+                        "outputs": [{"output_type": "display_data", "metadata": {"scrapbook": {
+                            "name": n, "mime_prefix": "application/papermill.record/"}},
+                            "data": {"application/papermill.record/text/plain": v}}
+                            for n, v in (("mem", "74.0"), ("share", "0.5"))]})
+    (root / "chapters" / "01_x.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    (root / "book" / "glossary.md").write_text("# Glossary\n\n```{glossary}\nHBM\n  High-bandwidth memory.\n```\n",
+                                               encoding="utf-8")
+    (root / "book" / "references.md").write_text("# References\n\n```{bibliography}\n```\n", encoding="utf-8")
+    (root / "book" / "references.bib").write_text(
+        "@misc{mini2024,\n  author = {Doe, Jane},\n  title = {A mini source},\n  year = {2024}\n}\n", encoding="utf-8")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nparts:\n  - caption: Part one\n"
+                                   "    chapters:\n      - file: chapters/01_x\n      - file: book/glossary\n"
+                                   "      - file: book/references\n", encoding="utf-8")
+    (root / "_config.yml").write_text('title: "Mini"\nexecute:\n  execute_notebooks: "off"\n'
+                                      "bibtex_bibfiles:\n  - book/references.bib\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.skipif(shutil.which("jupyter-book", path=str(ROOT / ".venv" / "bin")) is None,
+                    reason="needs the book's venv")
+def test_a_chapter_with_every_role_kind_shows_the_same_glued_values_in_both_editions(tmp_path):
+    """Glue, term, cite, ref, doc and math in one translated paragraph: both editions built strictly, as `make book`
+    builds them; the zh page shows exactly the English page's glued values, glossary link, citation label,
+    reference and document links and formula."""
+    import html
+    import re
+
+    root = _mini_with_every_role(tmp_path)
+    i18n.update("zh-CN", root)
+    zh = {"# 1. A chapter": "# 1. 一章",
+          _ALL_ROLES: "每个 GPU 存放 {glue:text}`mem:.1f` GB 的 {term}`高带宽存储 <HBM>`（其中 {glue:text}`share:.0%`）"
+                      "{cite:p}`mini2024`，见 {ref}`tgt` 与 {doc}`../book/intro`，其中 $x^2$。",
+          "## Target": "## 目标", "End.": "完。", "Mini": "小书", "Part one": "第一部分", "# Intro": "# 引言",
+          "One line.": "一行。", "# Glossary": "# 术语表", "HBM\n  High-bandwidth memory.": "HBM\n  高带宽存储。",
+          "# References": "# 参考文献"}
+    for po in (root / "locale" / "zh_CN" / "LC_MESSAGES").rglob("*.po"):
+        cat = i18n.read_catalog(po)
+        for m in cat:
+            if m.id:
+                m.string = zh[m.id]
+        i18n.write_catalog(po, cat)
+    assert i18n.check("zh-CN", root) == []
+    out = tmp_path / "zh"
+    i18n.build("zh-CN", out, root)
+    jb = str(ROOT / ".venv" / "bin" / "jupyter-book")
+    pages = {}
+    for edition, src in (("en", root), ("zh", out)):
+        run = subprocess.run([jb, "build", str(src), "-W", "-n", "--keep-going"], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, edition + run.stdout[-3000:] + run.stderr[-2000:]
+        pages[edition] = (src / "_build" / "html" / "chapters" / "01_x.html").read_text(encoding="utf-8")
+
+    def article(page):
+        return page[page.index('<article class="bd-article">'):page.index("</article>")]
+
+    def found(page):
+        a = article(page)
+        return {"glue": re.findall(r'class="pasted-text">([^<]*)<', a),
+                "term": re.findall(r'href="([^"]*glossary\.html#term-[^"]*)"', a),
+                "cite": [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in
+                         re.findall(r'<a class="reference internal" href="[^"]*references\.html#[^"]*"[^>]*>(.*?)</a>', a)],
+                "ref": re.findall(r'class="reference internal" href="(#tgt)"', a), "doc": re.findall(r'href="(\.\./book/intro\.html)"', a),
+                "math": re.findall(r'<span class="math notranslate nohighlight">(.*?)</span>', a)}
+
+    en, zh_found = found(pages["en"]), found(pages["zh"])
+    assert en["glue"] == ["74.0", "50%"] and all(en[k] for k in en), en
+    assert zh_found == en, (zh_found, en)
+    text = html.unescape(re.sub(r"<[^>]+>", "", article(pages["zh"])))
+    assert "每个 GPU 存放 74.0 GB 的 高带宽存储（其中 50%）" in text, text[:500]
+    assert "{glue" not in text and "{term" not in text and "{cite" not in text

@@ -6,7 +6,10 @@ actually contains (a few hundred kilobytes rather than the whole font's megabyte
 
 1. Collect every CJK character (ideographs, CJK and full-width punctuation, kana) from the book's text: ``book/``
    (pages, bibliography), every notebook in ``chapters/`` and ``labs/`` (markdown and stored outputs), and the
-   library's catalog data and views, which tables and explorables display.
+   library's catalog data and views, which tables and explorables display; for the zh-CN edition (issue 25) the
+   translations, every ``msgstr`` of ``locale/**/*.po``, the strings the book's Sphinx extensions and the PDF tool
+   write (``book/_ext/*.py``, ``tools/build_pdf.py``), and the Chinese catalogs of what draws the pages around the
+   text — Sphinx's, pydata-sphinx-theme's, sphinx-book-theme's and sphinx-exercise's ``zh_CN`` messages (搜索, 目录, 练习, 解答, …).
 2. Find the source font: ``$CJK_FONT`` if set (any TrueType/OpenType/TTC file); else the cached copy under
    ``_build/cache/fonts/``; else Debian's ``fonts-wqy-microhei`` (WenQuanYi Micro Hei, Apache-2.0 or GPL-3 with the
    font exception), fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` — both work without root; on
@@ -50,7 +53,41 @@ def sources() -> list[Path]:
     files += sorted((ROOT / "labs").glob("*.ipynb"))
     lib = ROOT / "lib" / "chipchain"
     files += sorted(lib.glob("data/*.csv")) + sorted(lib.glob("views/*.py")) + sorted(lib.glob("*.py"))
+    files += sorted((ROOT / "book" / "_ext").glob("*.py")) + [ROOT / "tools" / "build_pdf.py"]
+    files += sorted((LOCALE or ROOT / "locale").rglob("*.po")) + ui_catalogs()
     return [f for f in files if ".ipynb_checkpoints" not in f.parts]
+
+
+#: read the translations from this folder instead of ``locale/`` (``--locale``: try a font with scratch catalogs)
+LOCALE: Path | None = None
+#: the Chinese catalogs of the packages that draw the zh-CN pages' furniture: (package, catalog inside it)
+UI_CATALOGS = [("sphinx", "locale/zh_CN/LC_MESSAGES/sphinx.po"),
+               ("pydata_sphinx_theme", "locale/zh/LC_MESSAGES/sphinx.po"),
+               ("sphinx_book_theme", "theme/sphinx_book_theme/static/locales/zh_CN/LC_MESSAGES/booktheme.po"),
+               ("sphinx_exercise", "translations/locales/zh_CN/LC_MESSAGES/exercise.po")]
+
+
+def ui_catalogs() -> list[Path]:
+    """The installed Chinese catalogs of Sphinx, the theme and sphinx-exercise (those the environment has)."""
+    import importlib.util
+
+    out = []
+    for package, rel in UI_CATALOGS:
+        spec = importlib.util.find_spec(package)
+        if spec and spec.submodule_search_locations:
+            path = Path(next(iter(spec.submodule_search_locations))) / rel
+            if path.exists():
+                out.append(path)
+    return out
+
+
+def _msgstrs(path: Path) -> str:
+    """The translations of a gettext catalog (its ``msgstr`` texts), not its English."""
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as f:
+        catalog = read_po(f)
+    return "\n".join(s for m in catalog if m.id for s in ([m.string] if isinstance(m.string, str) else m.string) if s)
 
 
 def _strings(obj):
@@ -73,7 +110,7 @@ def book_characters(files: list[Path] | None = None) -> str:
     """
     found: set[str] = set()
     for path in files if files is not None else sources():
-        text = path.read_text(encoding="utf-8")
+        text = _msgstrs(path) if path.suffix == ".po" else path.read_text(encoding="utf-8")
         if path.suffix == ".ipynb":     # decode JSON escapes (\\u4e2d) so escaped characters count too
             text = "\n".join(_strings(json.loads(text)))
         found.update(CJK.findall(text))
@@ -141,7 +178,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--list", action="store_true", help="print the characters and exit")
+    ap.add_argument("--locale", type=Path, help="the translations' folder (default locale/)")
     args = ap.parse_args(argv)
+    if args.locale is not None:
+        global LOCALE
+        LOCALE = args.locale.resolve()
     chars = book_characters()
     if args.list:
         print(chars)

@@ -377,9 +377,27 @@ def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
     return out
 
 
-def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
-    """Build the lite site from the notebooks in ``chapters`` into ``output_dir`` and return it."""
+def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None = None) -> Path:
+    """Build the lite site from the notebooks in ``chapters`` into ``output_dir`` and return it.
+
+    With ``pyodide_from`` (another lite site built by this tool from the same library, e.g. the English edition's
+    ``_build/html/lite`` for the zh-CN edition's ``_build/html/zh-CN/lite``), the kernel loads the Pyodide runtime
+    and packages from that site's ``static/pyodide/`` through a relative URL instead of a second copy (about 48 MB):
+    this site's own wheels (chipchain, the widget and kernel wheels) must then be byte-identical to the ones that
+    lock lists, which is checked."""
     output_dir = output_dir.resolve()
+    shared = None
+    if pyodide_from is not None:
+        shared = pyodide_from.resolve() / "static" / "pyodide"
+        if not (shared / "pyodide-lock.json").exists():
+            raise RuntimeError(f"{shared} has no Pyodide lock: build that lite site first")
+    import os
+
+    # "./…": JupyterLite's config-utils.js rebases only a URL that starts with "./" (onto the folder of the site's
+    # jupyter-lite.json, so "./../../lite/…" from zh-CN/lite reaches lite/ on any host and path); a bare "../../…"
+    # would be resolved against zh-CN/lite itself
+    pyodide_url = "./static/pyodide/pyodide.js" if shared is None else \
+        "./" + os.path.relpath(shared / "pyodide.js", output_dir)
     lock = official_lock()          # fail before the slow part if the runtime is missing or the wrong release
     source = wheel_source_dir()
     with tempfile.TemporaryDirectory(prefix="chipchain-lite-") as tmp:
@@ -395,7 +413,7 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
         (stage / "jupyter-lite.json").write_text(json.dumps({
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {"litePluginSettings": {KERNEL_PLUGIN: {
-                "pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True,
+                "pyodideUrl": pyodide_url, "disablePyPIFallback": True,
                 "loadPyodideOptions": {"packages": list(PRELOAD)}}}},
         }, indent=1))
         (stage / "overrides.json").write_text(json.dumps({
@@ -407,9 +425,12 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
             shutil.rmtree(output_dir)
         jupyter = Path(sys.executable).with_name("jupyter")
         subprocess.run([str(jupyter), "lite", "build", "--lite-dir", str(stage)], check=True, cwd=stage)
-    place_pyodide(output_dir / "static" / "pyodide", lock, source)
-    add_site_wheels(output_dir / "static" / "pyodide",
-                    kernel_wheels(output_dir) + sorted((output_dir / "pypi").glob("*.whl")))
+    if shared is None:
+        place_pyodide(output_dir / "static" / "pyodide", lock, source)
+        add_site_wheels(output_dir / "static" / "pyodide",
+                        kernel_wheels(output_dir) + sorted((output_dir / "pypi").glob("*.whl")))
+    else:
+        check_shared_wheels(shared, kernel_wheels(output_dir) + sorted((output_dir / "pypi").glob("*.whl")))
     shutil.copyfile(output_dir / "static" / "favicons" / "favicon.ico", output_dir / "favicon.ico")  # browsers ask
     settings = json.loads((output_dir / "jupyter-lite.json").read_text())["jupyter-config-data"]
     kernel = settings.get("litePluginSettings", {}).get(KERNEL_PLUGIN, {})
@@ -420,12 +441,32 @@ def build(output_dir: Path, chapters: Path = CHAPTERS) -> Path:
     return output_dir
 
 
+def check_shared_wheels(shared: Path, wheels) -> None:
+    """Every wheel of this site is, byte for byte, the one the shared Pyodide lock lists (same name and sha256)."""
+    lock = json.loads((shared / "pyodide-lock.json").read_text())["packages"]
+    for wheel in wheels:
+        name, _, _ = _wheel_meta(wheel)
+        entry = lock.get(normalise(name))
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if entry is None or entry["file_name"] != wheel.name or entry["sha256"] != digest:
+            raise RuntimeError(f"{wheel.name} differs from the shared Pyodide site's ({shared}): build both lite "
+                               f"sites from the same library and environment")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output-dir", type=Path, default=ROOT / "_lite", help="where to write the site")
+    parser.add_argument("--chapters", type=Path, default=CHAPTERS,
+                        help="the notebooks to copy (default chapters/; the zh-CN edition: its translated copy)")
+    parser.add_argument("--pyodide-from", type=Path, default=None,
+                        help="a lite site whose static/pyodide/ this one loads (relative URL) instead of a copy")
     args = parser.parse_args(argv)
-    out = build(args.output_dir)
+    out = build(args.output_dir, args.chapters, args.pyodide_from)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    if args.pyodide_from is not None:
+        print(f"build_lite: wrote {out}: {size / 1e6:.1f} MB; the Pyodide runtime and packages are "
+              f"{args.pyodide_from}'s (static/pyodide/, shared)")
+        return 0
     runtime = sum(p.stat().st_size for p in (out / "static" / "pyodide").iterdir())
     print(f"build_lite: wrote {out}: {size / 1e6:.1f} MB, of which the Pyodide runtime and packages "
           f"(static/pyodide/, every package checked against the official lock) {runtime / 1e6:.1f} MB")

@@ -6,6 +6,7 @@ text is the chapter's source. Format: jupytext's "myst" notebook format (``{code
 Markdown cells).
 
 Run from the project root after the build:  python tools/export_markdown.py _build/html/chapters
+The zh-CN edition's, from its translated copy:  python tools/export_markdown.py _build/html/zh-CN/chapters _build/zh-CN-src/chapters
 """
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def to_myst(nb: dict) -> str:
     return "\n".join(parts)
 
 
-def main(out_dir: str) -> None:
+def main(out_dir: str, src_dir: str | None = None) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    chapters = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    chapters = sorted(Path(src_dir or ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     for path in chapters:
         nb = json.loads(path.read_text(encoding="utf-8"))
         (out / f"{path.stem}.md").write_text(to_myst(nb), encoding="utf-8")
@@ -56,4 +57,4 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "_build/html/chapters")
+    main(sys.argv[1] if len(sys.argv) > 1 else "_build/html/chapters", sys.argv[2] if len(sys.argv) > 2 else None)

@@ -41,6 +41,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = {"zh-CN": "zh_CN"}
+#: the site's own words that the configuration sets (myst-nb's code toggles)
+SITE_TEXT = {"zh-CN": {"nb_code_prompt_show": "显示代码", "nb_code_prompt_hide": "隐藏代码"}}
+#: figure and table captions as the edition numbers them (Sphinx's zh_CN catalog leaves "Fig. %s" untranslated)
+NUMFIG_FORMAT = {"zh-CN": {"numfig_format": {"figure": "图 %s", "table": "表 %s", "code-block": "代码 %s",
+                                              "section": "第 %s 节"}}}
 
 # directives whose body is not prose: kept verbatim
 _VERBATIM = {"code-cell", "code", "code-block", "math", "raw", "bibliography", "tableofcontents", "toctree",
@@ -267,9 +272,17 @@ def _split_front_matter(text: str):
     return text, ""
 
 
+#: where the catalogs are read from instead of ``<root>/locale`` (``--locale DIR``: a scratch copy to try a build with)
+LOCALE: Path | None = None
+
+
+def locale_base(lang: str, root: Path = ROOT) -> Path:
+    return (LOCALE if LOCALE is not None and root == ROOT else root / "locale") / LANGS[lang] / "LC_MESSAGES"
+
+
 def catalog_path(page: Path, lang: str, root: Path = ROOT) -> Path:
     rel = page.relative_to(root).with_suffix(".po")
-    return root / "locale" / LANGS[lang] / "LC_MESSAGES" / rel
+    return locale_base(lang, root) / rel
 
 
 # --- catalogs ------------------------------------------------------------------------------------------------------
@@ -321,7 +334,7 @@ def update(lang: str, root: Path = ROOT) -> dict:
     pages.append((root / "_toc.yml", [(i + 1, Piece(c, True)) for i, c in enumerate(toc_captions(root))]))
     for page, found in pages:
         path = catalog_path(page, lang, root) if page.suffix != ".yml" else \
-            root / "locale" / LANGS[lang] / "LC_MESSAGES" / "_toc.po"
+            locale_base(lang, root) / "_toc.po"
         old = read_catalog(path) if path.exists() else None
         cat = Catalog(locale=LANGS[lang], project="Steel and Silicon", fuzzy=False, version="1",
                       creation_date=old.creation_date if old else None,     # re-running changes nothing
@@ -366,7 +379,7 @@ def update(lang: str, root: Path = ROOT) -> dict:
 def translations(lang: str, root: Path = ROOT) -> dict[str, dict[str, str]]:
     """Current (non-fuzzy, non-empty) translations per catalog: {source path: {English: translation}}."""
     out = {}
-    base = root / "locale" / LANGS[lang] / "LC_MESSAGES"
+    base = locale_base(lang, root)
     for po in sorted(base.rglob("*.po")) if base.exists() else []:
         rel = str(po.relative_to(base).with_suffix(""))
         out[rel] = {m.id: m.string for m in read_catalog(po) if m.id and m.string and "fuzzy" not in m.flags}
@@ -377,7 +390,7 @@ def check(lang: str, root: Path = ROOT) -> list[str]:
     """Every problem a reader of the translated edition would meet: English blocks with no current translation
     (missing or fuzzy) and translations that lost a glued value, term, citation, reference or formula."""
     problems = []
-    base = root / "locale" / LANGS[lang] / "LC_MESSAGES"
+    base = locale_base(lang, root)
     for page in [*sources(root), root / "_toc.yml"]:
         rel = page.relative_to(root)
         po = base / ("_toc.po" if page.suffix == ".yml" else rel.with_suffix(".po"))
@@ -453,7 +466,14 @@ def build(lang: str, out: Path, root: Path = ROOT, allow_missing: bool = False) 
 
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
     config["title"] = caps.get(title, title)
-    config.setdefault("sphinx", {}).setdefault("config", {})["language"] = LANGS[lang]
+    sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["language"] = LANGS[lang]                  # Sphinx's own labels, sphinx-exercise's 练习 / 解答, search
+    sphinx.update(NUMFIG_FORMAT.get(lang, {}))
+    sphinx.update(SITE_TEXT.get(lang, {}))
+    if lang.startswith("zh"):        # Sphinx's zh search splits words with jieba; the term base keeps terms whole
+        words = out / "search_terms.txt"
+        words.write_text("".join(f"{w}\n" for w in search_terms(root)), encoding="utf-8")
+        sphinx["html_search_options"] = {"dict": str(words.resolve())}
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     if (root / "_site_assets").exists():
         (out / "_site_assets").symlink_to(root / "_site_assets")
@@ -463,10 +483,27 @@ def build(lang: str, out: Path, root: Path = ROOT, allow_missing: bool = False) 
     return {"blocks_missing": len(missing)}
 
 
+def search_terms(root: Path = ROOT) -> list[str]:
+    """The glossary's Chinese terms (its "Chinese: …" clauses: every run of two or more Han characters), as a
+    jieba user dictionary for the zh edition's search index: jieba's own dictionary splits 张量并行 into 张量 / 并行,
+    so a reader searching for the term would find nothing; with the term in the dictionary, ``cut_for_search`` indexes
+    the whole term and its parts.
+
+    >>> "张量并行" in search_terms() and "显存" in search_terms()
+    True
+    """
+    glossary = root / "book" / "glossary.md"
+    text = glossary.read_text(encoding="utf-8") if glossary.exists() else ""
+    found = set()
+    for clause in re.findall(r"Chinese:\s*([^\n]*?)(?:\.\s|\.$|$)", text, flags=re.M):
+        found.update(re.findall(r"[\u4e00-\u9fff]{2,}", clause))
+    return sorted(found)
+
+
 def stats(lang: str, root: Path = ROOT) -> list[tuple[str, int, int, int, int]]:
     """(catalog, entries, translated, English words, Chinese characters) per catalog."""
     rows = []
-    base = root / "locale" / LANGS[lang] / "LC_MESSAGES"
+    base = locale_base(lang, root)
     for po in sorted(base.rglob("*.po")):
         cat = [m for m in read_catalog(po) if m.id]
         done = [m for m in cat if m.string and "fuzzy" not in m.flags]
@@ -477,10 +514,10 @@ def stats(lang: str, root: Path = ROOT) -> list[tuple[str, int, int, int, int]]:
 
 
 def _catalog_file(catalog: str, lang: str, root: Path = ROOT) -> Path:
-    path = root / "locale" / LANGS[lang] / "LC_MESSAGES" / (catalog.removesuffix(".po") + ".po")
+    path = locale_base(lang, root) / (catalog.removesuffix(".po") + ".po")
     if not path.exists():
         names = sorted(str(p.relative_to(path.parents[len(Path(catalog).parts) - 1]).with_suffix(""))
-                       for p in (root / "locale" / LANGS[lang] / "LC_MESSAGES").rglob("*.po"))
+                       for p in (locale_base(lang, root)).rglob("*.po"))
         near = difflib.get_close_matches(catalog, names, n=3, cutoff=0.3)
         raise SystemExit(f"i18n: no catalog {catalog!r}; nearest: {', '.join(near) or ', '.join(names[:5])}")
     return path
@@ -533,7 +570,11 @@ def main(argv=None) -> int:
     ap.add_argument("--lang", default="zh-CN", choices=sorted(LANGS))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--allow-missing", action="store_true")
+    ap.add_argument("--locale", type=Path, help="read the catalogs from DIR (its <ll_CC>/LC_MESSAGES) instead of locale/")
     args = ap.parse_args(argv)
+    if args.locale is not None:
+        global LOCALE
+        LOCALE = args.locale.resolve()
     if args.command == "update":
         for page, counts in update(args.lang).items():
             print(f"{page}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))

@@ -38,6 +38,15 @@ class CollapseCode(SphinxPostTransform):
     default_priority = 198          # before myst_nb.sphinx_.HideInputCells (199)
     formats = ("html",)
 
+    def _words(self) -> tuple[str, str]:
+        """The control's words as the edition's configuration gives them (the zh-CN copy: 显示代码 / 隐藏代码)."""
+        try:
+            config = self.config
+        except AttributeError:          # a bare docutils document (the unit tests): the English words
+            return SHOW, HIDE
+        return (getattr(config, "nb_code_prompt_show", None) or SHOW, getattr(config, "nb_code_prompt_hide", None)
+                or HIDE)
+
     def run(self, **kwargs) -> None:
         for node in self.document.findall(nodes.container):
             if node.get("nb_element") != "cell_code" or not node.children:
@@ -46,12 +55,13 @@ class CollapseCode(SphinxPostTransform):
                 continue            # remove-input: nothing to collapse
             tags = (node.get("cell_metadata") or {}).get("tags", [])
             mode = node.get("hide_mode")
+            show, hide = self._words()
             if not collapsed(tags) or mode in ("all", "input", "input+output"):
                 if mode in ("input", "input+output"):
-                    node["prompt_show"], node["prompt_hide"] = SHOW, HIDE
+                    node["prompt_show"], node["prompt_hide"] = show, hide
                 continue
             node["hide_mode"] = "input+output" if mode == "output" else "input"
-            node["prompt_show"], node["prompt_hide"] = SHOW, HIDE
+            node["prompt_show"], node["prompt_hide"] = show, hide
             node["classes"].append("cc-code-collapsed")
 
 

@@ -44,8 +44,27 @@ def browser():
         b.close()
 
 
+#: the editions the site holds, as the folder each sits in ("" for the English root; "zh-CN/" when `make book` built
+#: the 简体中文 edition): every page check runs over the pages of each
+EDITION_FOLDERS = {"en": "", "zh-CN": "zh-CN/"}
+
+
+def editions() -> list[str]:
+    return [e for e, folder in EDITION_FOLDERS.items() if (SITE / folder / "index.html").exists() or not folder]
+
+
+def edition_of(path: str) -> str:
+    """The edition a page (relative to the site's root) belongs to."""
+    return next((e for e, f in EDITION_FOLDERS.items() if f and path.startswith(f)), "en")
+
+
+def in_edition(path: str) -> str:
+    """A page's path inside its edition: ``zh-CN/chapters/01_h100.html`` → ``chapters/01_h100.html``."""
+    return path.removeprefix(EDITION_FOLDERS[edition_of(path)])
+
+
 def site_pages():
-    """Every content page of the built site, relative to its root."""
+    """Every content page of the built site, relative to its root: both editions' (``zh-CN/…`` for the Chinese)."""
     skip = {"genindex.html", "search.html", "index.html"}
     return sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
                   if p.name not in skip and not any(part.startswith("_") or part == "lite"

@@ -11,12 +11,19 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .conftest import SCREENSHOTS, SITE
+from .conftest import SCREENSHOTS, SITE, editions
 
 CJK = re.compile(r"[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 PAGES = ["book/glossary.html", "book/references.html"]
+#: the zh-CN edition (issue 25): its home page, a translated chapter with explorables, its glossary and a lab — the
+#: site's own Chinese (Sphinx's and the theme's labels) and the translations, every glyph from the site's font
+if "zh-CN" in editions():
+    PAGES += ["zh-CN/index.html", "zh-CN/chapters/03_interconnect.html", "zh-CN/chapters/07_failures.html",
+              "zh-CN/book/glossary.html", "zh-CN/book/conventions.html"]
 FONT_FILE = "_static/fonts/steel-cjk.woff2"
+#: BOOK-STANDARD §8: the CJK web font < 3 MB (a few hundred kB for the whole zh-CN edition's characters)
+FONT_BUDGET = 3_000_000
 
 #: mark up to 12 elements whose own text contains Chinese (spread over the page) so DevTools can be asked about them
 MARK = r"""(max) => {
@@ -34,11 +41,31 @@ MARK = r"""(max) => {
 }"""
 
 
-def test_the_font_is_built_and_small():
-    font = SITE / FONT_FILE
+@pytest.mark.parametrize("edition", editions())
+def test_the_font_is_built_and_small(edition):
+    font = SITE / ("" if edition == "en" else f"{edition}/") / FONT_FILE
     assert font.exists(), f"{FONT_FILE} missing from the built site: make assets builds it (tools/build_cjk_font.py)"
     assert font.read_bytes()[:4] == b"wOF2", "the CJK font is not WOFF2"
-    assert font.stat().st_size < 400_000, f"the CJK subset is {font.stat().st_size} bytes: is it really a subset?"
+    assert font.stat().st_size < FONT_BUDGET, f"the CJK subset is {font.stat().st_size} bytes (budget 3 MB)"
+    assert font.read_bytes() == (SITE / FONT_FILE).read_bytes(), "the editions serve different CJK fonts"
+
+
+def test_the_font_covers_every_character_of_the_zh_edition():
+    """Every CJK character on any page of any edition (the text of the built HTML: prose, tables, widget states,
+    the theme's own labels) is in the site's font, so no reader's system font draws one."""
+    from fontTools.ttLib import TTFont
+
+    with TTFont(str(SITE / FONT_FILE)) as font:
+        cmap = font.getBestCmap()
+    missing = {}
+    for page in SITE.rglob("*.html"):
+        if "lite" in page.relative_to(SITE).parts:
+            continue
+        for c in set(CJK.findall(page.read_text(encoding="utf-8"))) - {"\u3000"}:
+            if ord(c) not in cmap:
+                missing.setdefault(c, str(page.relative_to(SITE)))
+    assert not missing, f"{len(missing)} characters the font lacks, e.g. " + ", ".join(
+        f"{c} ({p})" for c, p in sorted(missing.items())[:15])
 
 
 @pytest.mark.parametrize("width", WIDTHS)

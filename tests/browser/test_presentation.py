@@ -10,11 +10,11 @@
 """
 import pytest
 
-from .conftest import SCREENSHOTS, site_pages
+from .conftest import SCREENSHOTS, in_edition, site_pages
 from .test_site import DESKTOP, PHONE, open_page
 
-PAGES = site_pages()
-READING = [p for p in PAGES if p.startswith(("chapters/", "labs/"))]
+PAGES = site_pages()                     # both editions (zh-CN/… for the Chinese)
+READING = [p for p in PAGES if in_edition(p).startswith(("chapters/", "labs/"))]
 
 CODE_JS = r"""() => {
   const article = document.querySelector('article.bd-article');
@@ -28,7 +28,7 @@ CODE_JS = r"""() => {
     if (!details || details.open || visible(input)) { out.open.push(input.innerText.slice(0, 60)); continue; }
     out.collapsed += 1;
     const summary = details.querySelector('summary');
-    if (summary && visible(summary) && /Show code/.test(summary.innerText)) out.controls += 1;
+    if (summary && visible(summary) && /Show code|显示代码/.test(summary.innerText)) out.controls += 1;
   }
   return out;
 }"""
