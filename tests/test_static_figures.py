@@ -220,6 +220,29 @@ def test_pipeline_schedule_chart_shades_the_measured_bubble():
     assert ">stage</text>" in html and "time (units of one forward pass F" in html
     half = views.pipelines.schedule_view("1F1B", 4, 8, 4)
     assert ">t = 16.5</text>" in half
+def test_pipeline_chart_draws_each_simulated_block_once_at_its_length():
+    """Every block of the simulated step is one stroke segment of its kind's colour whose length (plus the 1-unit
+    white gap) is the block's duration on the time axis, rounded to whole units (the chart's only rounding)."""
+    from chipchain import pipesim
+
+    tl = pipesim.simulate("ZB-H1", 4, 8)
+    html = views.pipelines.schedule_view("ZB-H1", 4, 8, 8)
+    axis = re.search(r'<g text-anchor="middle"[^>]*>(.*?)</g>', html).group(1)      # tick labels and axis title
+    ticks = [(float(x), float(t)) for x, t in re.findall(r'<text x="([\d.]+)" y="[\d.]+">(\d+)</text>', axis)]
+    (xa, ta), (xb, tb) = ticks[0], ticks[-1]                  # the time axis' first and last tick: units per F
+    scale = (xb - xa) / (tb - ta)
+    for kind, (_, colour) in views.pipelines.KINDS.items():
+        ops = [o for o in tl.ops if o.kind == kind]
+        found = re.search(rf'<path d="([^"]*)" fill="none" stroke="{colour}"', html)
+        assert (found is not None) == bool(ops), kind
+        if not ops:
+            continue
+        lengths = [int(h) + 1 for h in re.findall(r"h(\d+)", found.group(1))]
+        assert len(lengths) == len(ops), kind
+        busy = sum(o.end - o.start for o in ops) * scale
+        assert sum(lengths) == pytest.approx(busy, abs=len(ops) + 0.01 * busy), kind
+
+
 # --- chapters 1, 3 and 5 (issue 28) --------------------------------------------------------------------------------
 def _ch1_roofline():
     ops = {"element-wise add (FP32)": roofline.elementwise_intensity(),

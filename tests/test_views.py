@@ -184,3 +184,18 @@ def test_precision_ladder_bars_share_a_baseline_and_are_proportional():
     widths = dict(zip(["fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"], (w for _, w in rects)))
     assert widths["fp8"] / widths["bf16"] == pytest.approx(2.0, rel=0.01)
     assert widths["bf16"] / widths["tf32"] == pytest.approx(2.0, rel=0.01)
+
+
+def test_view_blocks_carry_classes_whose_style_travels_with_every_explorable():
+    """Headline cards, verdicts and paragraphs are styled by widgets.VIEW_CSS (in every explorable's header), not
+    by inline styles repeated in each precomputed view; the verdict colours are the ≥ 4.5:1 GOOD and BAD."""
+    from chipchain import widgets
+    from chipchain.views import _layout
+
+    cards = _layout.headline([("fits", "18 GB", "of 80 GiB", _layout.GOOD), ("step", "20.7 s", None, "#0072B2")])
+    assert "style=" not in cards.replace('style="color:#0072B2"', "") and 'class="cc-good"' in cards
+    assert _layout.verdict("no", ok=False) == '<p class="cc-verdict cc-bad">no</p>'
+    assert re.search(r"\.cc-verdict\.cc-good\{color:" + _layout.GOOD, widgets.VIEW_CSS)
+    assert re.search(r"\.cc-verdict\.cc-bad\{color:" + _layout.BAD, widgets.VIEW_CSS)
+    assert "<style>" in widgets.explore(lambda n: cards, [widgets.Slider("n", "n", [1, 2])])._header().value
+    assert widgets.VIEW_CSS in widgets.STYLE

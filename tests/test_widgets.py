@@ -47,6 +47,24 @@ def test_static_mode_precomputes_every_view_in_nested_stacks(monkeypatch):
     assert id(root) in targets and all(id(s) in targets for s in root.children)
 
 
+def test_static_payload_is_the_distinct_views_and_one_shared_layout(monkeypatch):
+    """Issue 28's page weight: a precomputed view carries its HTML and nothing else. Views and stacks share one
+    layout and one style model; a view whose HTML another position already has is that same model, and every
+    position still shows what the render function gives for it."""
+    import ipywidgets as W
+
+    monkeypatch.setenv("CHIPCHAIN_STATIC", "1")
+    ex = widgets.explore(lambda n, unit: f"<p>{n % 2} {unit}</p>",
+                         [widgets.Slider("n", "n", [1, 2, 3, 4]), widgets.Choice("unit", "Unit", ["m", "ft"])])
+    root = ex.widget().children[-1]
+    stacks = [root, *root.children]
+    leaves = [leaf for s in root.children for leaf in s.children]
+    assert [leaf.value for leaf in leaves] == [ex.render_at(i) for i in ex.all_indices()]
+    assert len({id(leaf) for leaf in leaves}) == 4                    # 8 positions, 4 distinct views
+    assert len({id(w.layout) for w in stacks + leaves}) == 1 and len({id(leaf.style) for leaf in leaves}) == 1
+    assert isinstance(leaves[0].layout, W.Layout)
+
+
 def test_bad_combination_is_one_line_message():
     ex = make()
     html = ex.render_at([2, 0])
@@ -134,7 +152,7 @@ def test_form_css_wraps_labels_and_keeps_readouts_on_the_slider_line():
     assert "flex:0 0 100%" in phone                                    # the label takes its own line on a phone …
     assert "widget-readout{margin-left" in phone and "flex-wrap:wrap" in phone   # … track and readout share the next
     site = (Path(__file__).resolve().parents[1] / "book" / "site.css").read_text(encoding="utf-8")
-    assert css in site
+    assert css in site and widgets.VIEW_CSS in site and widgets.VIEW_CSS in widgets.STYLE
 
 
 def test_label_column_grows_with_the_longest_description_up_to_a_limit():

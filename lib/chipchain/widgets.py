@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from . import _check, plotting, tables
 
 __all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "message", "static_mode",
-           "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict", "FORM_CSS", "STYLE"]
+           "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict", "FORM_CSS", "VIEW_CSS", "STYLE"]
 
 #: the most views one explorable may precompute for the static site
 MAX_STATIC_VIEWS = 400
@@ -210,8 +210,21 @@ FORM_CSS = (
     ".cc-form .cc-ctl .slider-container{margin-left:.5em}"
     ".cc-form .cc-ctl .widget-readout{margin-left:.7em}}"
 )
-#: the style of tables, charts and forms as one ``<style>`` element (each explorable's header carries it)
-STYLE = f"<style>{tables.TABLE_CSS}{plotting.CHART_CSS}{FORM_CSS}</style>"
+#: the style of the explorables' building blocks (:mod:`chipchain.views._layout`): headline cards (label, value in
+#: bold, note; ``cc-good``/``cc-bad`` colour a value or a verdict), verdict lines and paragraphs. Classes, so the
+#: hundreds of precomputed views of an explorable do not each repeat it.
+VIEW_CSS = (
+    ".cc-headline{display:grid;grid-template-columns:repeat(auto-fit,minmax(8.6em,1fr));gap:.45em;margin:.3em 0 .6em}"
+    ".cc-headline>div{border:1px solid #ddd;border-radius:4px;padding:.35em .55em;min-width:0}"
+    ".cc-headline>div>div{font-size:max(12px,.85em);color:#444;line-height:1.25}"
+    ".cc-headline>div>div+div{font-weight:700;font-size:max(16px,1.2em);line-height:1.3;color:inherit}"
+    ".cc-headline>div>div+div+div{font-weight:400;font-size:max(12px,.85em);color:#555;line-height:1.25}"
+    ".cc-verdict,.cc-para{margin:.3em 0}.cc-ink{color:#222}"
+    ".cc-para.cc-small{font-size:max(12px,.9em);color:#333}"
+    ".cc-headline .cc-good,.cc-verdict.cc-good{color:#007A5A}.cc-headline .cc-bad,.cc-verdict.cc-bad{color:#B34700}"
+)
+#: the style of tables, charts, views and forms as one ``<style>`` element (each explorable's header carries it)
+STYLE = f"<style>{tables.TABLE_CSS}{plotting.CHART_CSS}{VIEW_CSS}{FORM_CSS}</style>"
 
 
 def _bucket(value: float, buckets) -> float:
@@ -376,12 +389,24 @@ class Explorable:
                              f"{MAX_STATIC_VIEWS} (use fewer slider positions)")
         controls = self._controls()
         levels = [[] for _ in self.controls]
+        # The payload is every view's HTML and little else: the views and stacks share one (default) layout and
+        # one style model instead of carrying their own, and a view whose HTML another view already has is that
+        # same model (a Stack shows one child at a time, so a model may sit under several indices).
+        from ipywidgets.widgets.widget_string import HTMLStyle
+
+        layout, style = W.Layout(), HTMLStyle()
+        views = {}
+
+        def view(html_text):
+            if html_text not in views:
+                views[html_text] = W.HTML(html_text, layout=layout, style=style)
+            return views[html_text]
 
         def build(depth, prefix):
             if depth == len(self.controls):
-                return W.HTML(self.render_at(prefix))
+                return view(self.render_at(prefix))
             children = [build(depth + 1, prefix + [i]) for i in range(len(self.controls[depth].values))]
-            stack = W.Stack(children, selected_index=self.controls[depth].index)
+            stack = W.Stack(children, selected_index=self.controls[depth].index, layout=layout)
             levels[depth].append(stack)
             return stack
 

@@ -23,15 +23,18 @@ def text_width(s) -> float:
 
 
 def rect(x, y, w, h, fill="#fff", stroke="#888", width=1.0, dash=False, title=None, rx=3) -> str:
+    # SVG's defaults (rx 0, stroke-width 1) are left out: explorables repeat these shapes in every precomputed view
     d = ' stroke-dasharray="6,4"' if dash else ""
-    t = f"<title>{_esc(title)}</title>" if title else ""
-    return (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx}" fill="{fill}" '
-            f'stroke="{stroke}" stroke-width="{width:g}"{d}>{t}</rect>')
+    r = f' rx="{rx:g}"' if rx else ""
+    sw = f' stroke-width="{width:g}"' if width != 1 else ""
+    head = f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}"{r} fill="{fill}" stroke="{stroke}"{sw}{d}'
+    return f"{head}><title>{_esc(title)}</title></rect>" if title else f"{head}/>"
 
 
 def text(x, y, s, fill="#333", anchor="start", weight=None) -> str:
     w = f' font-weight="{weight}"' if weight else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" fill="{fill}"{w}>{_esc(s)}</text>'
+    a = f' text-anchor="{anchor}"' if anchor != "start" else ""        # start is SVG's default
+    return f'<text x="{x:.1f}" y="{y:.1f}"{a} fill="{fill}"{w}>{_esc(s)}</text>'
 
 
 def line(x1, y1, x2, y2, stroke="#888", width=1.5, dash=False) -> str:

@@ -66,24 +66,28 @@ def svg_gantt(rows, bars, kinds, *, xmax, upto=None, row_title="", xlabel="", al
     out = []
     if row_title:
         out.append(f'<text x="0" y="{0.95 * _F:.1f}" fill="{_INK}">{_esc(row_title)}</text>')
+    # the grid as one path, the tick labels and the row names each in one group that sets their anchor and ink
     step = _step(xmax, pw)
+    grid, ticks = [], []
     k = 0
     while k * step <= xmax + 1e-9:
         x = tx(k * step)
-        out.append(f'<line x1="{x:.1f}" y1="{mt:.1f}" x2="{x:.1f}" y2="{mt + ph:.1f}" stroke="{_GRID}"/>'
-                   f'<text x="{x:.1f}" y="{mt + ph + 1.05 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{k * step:g}</text>')
+        grid.append(f"M{x:.1f} {mt:.1f}V{mt + ph:.1f}")
+        ticks.append(f'<text x="{x:.1f}" y="{mt + ph + 1.05 * _F:.1f}">{k * step:g}</text>')
         k += 1
     if xlabel:
-        out.append(f'<text x="{ml + pw / 2:.1f}" y="{H - 0.35 * _F:.1f}" text-anchor="middle" fill="{_INK}">'
-                   f'{_esc(xlabel)}</text>')
-    for i, r in enumerate(rows):
-        y = mt + i * rh
-        out.append(f'<text x="{ml - 0.35 * _F:.1f}" y="{y + rh / 2 + 0.35 * _F:.1f}" text-anchor="end" '
-                   f'fill="{_INK}">{_esc(r)}</text>')
+        ticks.append(f'<text x="{ml + pw / 2:.1f}" y="{H - 0.35 * _F:.1f}">{_esc(xlabel)}</text>')
+    out.append(f'<path d="{"".join(grid)}" stroke="{_GRID}"/><g text-anchor="middle" fill="{_INK}">{"".join(ticks)}</g>')
+    names = [f'<text x="{ml - 0.35 * _F:.1f}" y="{mt + i * rh + rh / 2 + 0.35 * _F:.1f}">{_esc(r)}</text>'
+             for i, r in enumerate(rows)]
+    out.append(f'<g text-anchor="end" fill="{_INK}">{"".join(names)}</g>')
     # idle time up to `upto`: the rows' background, under the blocks
     out.append(f'<rect x="{ml:.1f}" y="{mt:.1f}" width="{tx(upto) - ml:.1f}" height="{ph:.1f}" fill="{IDLE}"/>')
+    # Each kind's blocks are one path of horizontal strokes, as wide as a block is tall, each segment inset half a
+    # unit at both ends and the stroke one unit thinner than the block: the look of a rectangle with a white
+    # 1-unit outline (blocks stay apart), in about a third of the bytes; moves are relative to the last segment.
     paths = {k: [] for k in kinds}
+    pens = {}                                         # kind -> end of its last segment
     labels = {}                                       # text colour -> [(x, y, text)]
     pad = max(1.0, 0.06 * rh)
     h = round(rh - 2 * pad)
@@ -101,13 +105,18 @@ def svg_gantt(rows, bars, kinds, *, xmax, upto=None, row_title="", xlabel="", al
         y0 = round(mt + row * rh + pad)
         if x1 <= x0:
             continue
-        paths[kind].append(f"M{x0} {y0}h{x1 - x0}v{h}h{x0 - x1}z")
+        if x1 - x0 > 1:
+            at, y = (x0 + 0.5, y0 + h / 2)
+            last = pens.get(kind)
+            move = f"M{at:g} {y:g}" if last is None else f"m{at - last[0]:g} {y - last[1]:g}"
+            paths[kind].append(f"{move}h{x1 - x0 - 1}")
+            pens[kind] = (x1 - 0.5, y)
         if text and room[kind] and x1 - x0 >= len(str(text)) * _CW * _F + 2:
             labels.setdefault(_ink_on(kinds[kind][1]), []).append(
                 f'<text x="{(x0 + x1) / 2:g}" y="{y0 + h / 2 + 0.35 * _F:.0f}">{_esc(text)}</text>')
     for kind, d in paths.items():
         if d:
-            out.append(f'<path d="{"".join(d)}" fill="{kinds[kind][1]}" stroke="#fff" stroke-width="1"/>')
+            out.append(f'<path d="{"".join(d)}" fill="none" stroke="{kinds[kind][1]}" stroke-width="{h - 1}"/>')
     for ink, texts in labels.items():
         out.append(f'<g text-anchor="middle" fill="{ink}">{"".join(texts)}</g>')
     out.append(f'<path d="M{ml:.1f} {mt:.1f}V{mt + ph:.1f}H{ml + pw:.1f}" fill="none" stroke="#888"/>')

@@ -1,6 +1,8 @@
 """Small HTML building blocks shared by the explorables' render functions: headline figures, key–value tables
-(through :func:`chipchain.tables.show`) and a verdict line. Inline styles only, so a view looks the same on the
-site, in JupyterLab and in a notebook without the site's CSS.
+(through :func:`chipchain.tables.show`) and a verdict line. They carry class names, not inline styles: the style
+is :data:`chipchain.widgets.VIEW_CSS`, which every explorable's header carries (and ``book/site.css``), so a view
+looks the same on the site, in JupyterLab and in a notebook, and each of an explorable's precomputed views does
+not repeat it.
 
 >>> "152 days</div>" in headline([("run length", "152 days", "at 50 % MFU")])
 True
@@ -18,24 +20,32 @@ __all__ = ["headline", "kv", "verdict", "para", "GOOD", "BAD"]
 GOOD, BAD = "#007A5A", "#B34700"          # darker than the palette's green/vermilion: ≥ 4.5:1 on white
 
 
-def headline(items, *, columns: str = "repeat(auto-fit, minmax(8.6em, 1fr))") -> str:
+#: a colour given to a headline value or a verdict, as the class that sets it (any other colour stays inline)
+_COLOUR_CLASS = {GOOD: "cc-good", BAD: "cc-bad"}
+
+
+def _colour(colour) -> str:
+    if not colour:
+        return ""
+    if colour in _COLOUR_CLASS:
+        return f' class="{_COLOUR_CLASS[colour]}"'
+    return f' style="color:{_html.escape(colour)}"'
+
+
+def headline(items, *, columns: str | None = None) -> str:
     """Headline figures as a grid of cards: ``items`` are (label, value[, note[, colour]]); the value is set large,
-    the label above it, the note (e.g. the running example's value) under it. Plain text; escaped here."""
+    the label above it, the note (e.g. the running example's value) under it. Plain text; escaped here.
+    ``columns``: a CSS ``grid-template-columns`` other than the default ``repeat(auto-fit, minmax(8.6em, 1fr))``."""
     def e(text):
         return _html.escape(text, quote=False)
 
     cards = []
     for item in items:
         label, value, note, colour = (list(item) + [None, None])[:4]
-        style = f"color:{colour};" if colour else ""
-        cards.append(
-            '<div style="border:1px solid #ddd;border-radius:4px;padding:.35em .55em;min-width:0">'
-            f'<div style="font-size:max(12px,.85em);color:#444;line-height:1.25">{e(str(label))}</div>'
-            f'<div style="font-weight:700;font-size:max(16px,1.2em);line-height:1.3;{style}">{e(str(value))}</div>'
-            + (f'<div style="font-size:max(12px,.85em);color:#555;line-height:1.25">{e(str(note))}</div>' if note else "")
-            + "</div>")
-    return (f'<div class="cc-headline" style="display:grid;grid-template-columns:{columns};gap:.45em;'
-            f'margin:.3em 0 .6em">{"".join(cards)}</div>')
+        cards.append(f"<div><div>{e(str(label))}</div><div{_colour(colour)}>{e(str(value))}</div>"
+                     + (f"<div>{e(str(note))}</div>" if note else "") + "</div>")
+    grid = f' style="grid-template-columns:{_html.escape(columns)}"' if columns else ""
+    return f'<div class="cc-headline"{grid}>{"".join(cards)}</div>'
 
 
 def kv(rows, *, caption=None, headers=("Quantity", "Value"), notes=()) -> str:
@@ -48,13 +58,12 @@ def kv(rows, *, caption=None, headers=("Quantity", "Value"), notes=()) -> str:
 
 def verdict(text: str, ok: bool | None = True, lead: str | None = None) -> str:
     """One line stating the result, green when ``ok``, vermilion when not, neutral when None."""
-    colour = "#222" if ok is None else GOOD if ok else BAD
+    tone = " cc-ink" if ok is None else " cc-good" if ok else " cc-bad"
     head = f"<strong>{_html.escape(lead)}</strong> " if lead else ""
-    return f'<p style="margin:.3em 0;color:{colour}">{head}{_html.escape(text)}</p>'
+    return f'<p class="cc-verdict{tone}">{head}{_html.escape(text)}</p>'
 
 
 def para(text: str, small: bool = False) -> str:
     """A paragraph of plain text (escaped)."""
-    size = "font-size:max(12px,.9em);color:#333;" if small else ""
-    return f'<p style="margin:.3em 0;{size}">{_html.escape(text)}</p>'
+    return f'<p class="cc-para{" cc-small" if small else ""}">{_html.escape(text)}</p>'
 
