@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 from . import _check, _data, links, units
 
-__all__ = ["Accelerator", "DTYPES", "UNIT", "SPARSE_DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op"]
+__all__ = ["Accelerator", "DTYPES", "UNIT", "SPARSE_DTYPES", "get", "names", "catalog", "all_accelerators", "energy_per_op",
+           "PrintedPeak", "printed_peak", "printed_peaks"]
 
 #: precisions with a peak column in the catalog, widest first (``fp64_tensor``: FP64 on the Tensor Cores)
 DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -211,6 +212,69 @@ def catalog():
     for c in numeric:
         df[c] = pd.to_numeric(df[c].replace("", math.nan)).astype(float)
     return df
+
+
+#: formats a vendor prints peaks for beyond the catalog's columns (``data/printed_peaks.csv``)
+PRINTED_DTYPES = DTYPES + ("fp4",)
+
+
+@dataclass(frozen=True)
+class PrintedPeak:
+    """The largest peak a vendor prints for a part where it lies outside the catalog's columns — a format narrower
+    than 8 bits, or a sparse figure the catalog's single sparsity factor cannot hold (``data/printed_peaks.csv``).
+    ``peak_flops`` is in FLOP/s (operations per second for integer formats), as printed: sparse when ``sparse``."""
+
+    name: str                        #: the catalog's canonical name of the part
+    dtype: str                       #: the format the figure is printed for (a name in :data:`PRINTED_DTYPES`)
+    sparse: bool
+    peak_flops: float
+    bibkey: str
+    checked: str
+    source: str
+    notes: str
+
+    @property
+    def label(self) -> str:
+        """How the book names the figure: ``sparse FP4``."""
+        return f"{'sparse' if self.sparse else 'dense'} {self.dtype.upper()}"
+
+
+def _printed_row(row: dict) -> PrintedPeak:
+    part = get(row["name"])
+    if row["name"] != part.name:
+        raise ValueError(f"printed_peaks.csv: write {part.name!r}, the catalog's name, not {row['name']!r}")
+    dtype = _check.choice("dtype", row["dtype"], PRINTED_DTYPES)
+    sparse = _check.choice("sparse", row["sparse"], ("true", "false")) == "true"
+    checked = _check.choice("checked", row["checked"], CHECK_LEVELS)
+    return PrintedPeak(part.name, dtype, sparse, _data.scaled(row["TFLOPS"], units.TFLOPS), row["bibkey"], checked,
+                       row["source"], row["notes"])
+
+
+def printed_peaks() -> tuple:
+    """Every :class:`PrintedPeak`, in file order.
+
+    >>> [(p.name, p.label, p.peak_flops / 1e12) for p in printed_peaks()]
+    [('B200', 'sparse FP4', 18000.0), ('Trainium2', 'sparse FP8', 2563.0)]
+    """
+    return tuple(_printed_row(r) for r in _data.rows("printed_peaks.csv"))
+
+
+def printed_peak(accelerator) -> PrintedPeak:
+    """The largest figure the vendor prints for ``accelerator`` (a name, alias or :class:`Accelerator`) beyond the
+    catalog's columns; a ``KeyError`` naming the parts that have one when it has none.
+
+    >>> printed_peak("B200").peak_flops / get("B200").peak_flops("bf16")
+    8.0
+    >>> printed_peak("H100")
+    Traceback (most recent call last):
+    ...
+    KeyError: 'H100-SXM has no printed peak beyond the catalog (parts with one: B200, Trainium2)'
+    """
+    name = get(accelerator).name
+    found = {p.name: p for p in printed_peaks()}
+    if name not in found:
+        raise KeyError(f"{name} has no printed peak beyond the catalog (parts with one: {', '.join(found)})")
+    return found[name]
 
 
 def _energy_rows() -> tuple:

@@ -75,7 +75,9 @@ def shippable_parts(rule_id, dtype="bf16") -> tuple:
 @dataclass(frozen=True)
 class Superpod:
     """A rack-scale system (``data/superpods.csv``) in SI units: total dense 16-bit peak (FLOP/s), memory (bytes),
-    power (W, ``None`` where our sources give none)."""
+    power (W, ``None`` where our sources give none). ``printed_memory_bytes`` is the memory the vendor prints where
+    ``memory_bytes`` is derived from the catalog instead (``None`` otherwise); the vendor's TB is 1,000 of its
+    binary GB, as the catalog reads a vendor's memory capacities."""
 
     system: str
     accelerator: hardware.Accelerator
@@ -86,6 +88,19 @@ class Superpod:
     power: float | None
     checked: str
     notes: str
+    printed_memory_bytes: float | None = None
+
+    @property
+    def printed_memory_per_accelerator(self) -> float:
+        """Bytes of memory per accelerator as the vendor prints it; a ``ValueError`` where it prints none.
+
+        >>> nvl72 = next(s for s in superpods() if s.system == "GB200 NVL72")
+        >>> round(nvl72.printed_memory_per_accelerator / units.GiB, 1)
+        186.1
+        """
+        if self.printed_memory_bytes is None:
+            raise ValueError(f"{self.system} has no printed memory figure beside its own in superpods.csv")
+        return self.printed_memory_bytes / self.n_gpus
 
     @property
     def peak_flops_per_rack(self) -> float:
@@ -119,5 +134,6 @@ def superpods() -> list[Superpod]:
         mem = _data.optional_float(r, "memory_TB", units.TB)
         out.append(Superpod(r["system"], acc, n, int(r["racks"]), n * acc.peak_flops("bf16") if peak is None else peak,
                             n * acc.require("memory_bytes") if mem is None else mem,
-                            _data.optional_float(r, "power_kW", 1e3), r["checked"], r["notes"]))
+                            _data.optional_float(r, "power_kW", 1e3), r["checked"], r["notes"],
+                            _data.optional_float(r, "memory_TB_printed", 1000 * units.GiB)))
     return out
