@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,13 +134,20 @@ def test_chain_map_cuts_no_title_and_phone_text_is_legible():
 
 
 def test_lab_glossary_links_point_at_the_terms_entry():
-    """Issue 28 item 4: a glossary link names its entry (``glossary.md#term-…``), and the glossary page gives every
-    entry that id (a MyST target, which jupyterlab-myst renders as the paragraph's id)."""
+    """Issue 28 item 4: a glossary link names its entry's cell (``glossary.ipynb#cell-id=term-…``), and the glossary
+    notebook has one read-only Markdown cell per entry with that id, opening with the entry's term in bold."""
     terms, refs = lab_book.glossary(), lab_book.bibliography()
     r = lab_book.Renderer({}, terms, refs, 1, "t")
     link = r.markdown("{term}`liquid cooling <Liquid cooling>`")
-    assert link == "[liquid cooling](../glossary.md#term-liquid-cooling)"
-    page = lab_book.glossary_page(terms, refs)
-    assert re.search(r"^\(term-liquid-cooling\)=\n\*\*Liquid cooling\*\* — ", page, re.M)
-    anchors = re.findall(r"^\((term-[\w-]+)\)=$", page, re.M)
-    assert len(anchors) == len(set(anchors)) == len({e[0] for e in terms.values()})
+    assert link == "[liquid cooling](../glossary.ipynb#cell-id=term-liquid-cooling)"
+    nb = lab_book.glossary_notebook(terms, refs, {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                   "language": "python"}})
+    nbformat.validate(nbformat.from_dict(nb))           # cell ids valid and unique, as nbformat 4.5 requires
+    cells = {c["id"]: c for c in nb["cells"]}
+    assert re.match(r"\*\*Liquid cooling\*\* — .*coolant", cells["term-liquid-cooling"]["source"])
+    assert len(nb["cells"]) - 1 == len({e[0] for e in terms.values()})
+    assert all(c["cell_type"] == "markdown" and c["metadata"]["editable"] is False for c in nb["cells"])
+    # the setting that keeps a read-only Markdown cell rendered when a link lands on it, given to JupyterLab
+    assert lab_book.LAB_OVERRIDES["@jupyterlab/notebook-extension:tracker"]["showEditorForReadOnlyMarkdown"] is False
+    assert any(a.startswith("--LabApp.app_settings_dir=") and a.endswith(lab_book.SETTINGS_DIR)
+               for a in lab_book.lab_command(Path("/tmp/book")))

@@ -9,8 +9,9 @@ which
 
 - every ``{glue:}``/``{glue:text}`` role is replaced by its value, read from the notebook's stored glue output and
   formatted as myst-nb formats it (``{glue:text}`key:.1f``` → ``7.0``);
-- every ``{term}`` becomes a link to ``glossary.md``, written beside the chapters: every term with its definition, in
-  plain Markdown;
+- every ``{term}`` becomes a link to the term's entry in ``glossary.ipynb``, written beside the chapters: one
+  read-only Markdown cell per entry, its cell id naming the term, linked as ``glossary.ipynb#cell-id=term-…``, which
+  JupyterLab 4's notebook scrolls to (:func:`glossary_notebook` says why this form and not another);
 - every ``{cite:p}``/``{cite:t}`` becomes the author–year text the website shows (``book/_ext/steel_bib.py`` computes
   the labels, a/b suffixes included), linked to ``references.md``, the bibliography in plain Markdown;
 - every ``{doc}`` becomes a link to the chapter's notebook or the page's text;
@@ -21,8 +22,11 @@ which
   does not respond until its cell has run (a widget restored from the notebook's saved state looks live but has no
   kernel behind it); running the cell replaces the note;
 
-and then signs each copy as trusted for the user running it (what ``jupyter trust`` does), so that stored SVG and HTML
-outputs — figures, tables, explorables' last views — display without re-running. ``--serve`` then starts JupyterLab
+writes into each copy's metadata the ``kernelspec`` and ``language_info`` that the kernel it names reports on this
+machine (JupyterLab rewrites both when the kernel starts, and a notebook executed under another Python or a kernelspec
+named "Python 3" rather than "Python 3 (ipykernel)" showed as modified the moment it opened), and then signs each
+copy as trusted for the user running it (what ``jupyter trust`` does), so that stored SVG and HTML outputs — figures,
+tables, explorables' last views — display without re-running. ``--serve`` then starts JupyterLab
 on the copy (with ``--allow-root`` only when run as root, which JupyterLab otherwise refuses).
 
 Run from the project root:  .venv/bin/python tools/lab_book.py [--output-dir _build/lab] [--serve [lab args…]]
@@ -35,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -191,9 +196,9 @@ class Renderer:
         return self.term_markup(text, entry)
 
     def term_markup(self, text: str, entry: tuple[str, str]) -> str:
-        """A resolved glossary term: a link to the term's entry on the glossary page written beside the chapters
-        (an anchor per entry, :func:`term_anchor`, so the page opens at the term, not at its top)."""
-        return f"[{text}]({self.up}glossary.md#{term_anchor(entry[0])})"
+        """A resolved glossary term: a link to the term's cell in the glossary notebook written beside the chapters,
+        which JupyterLab's notebook scrolls to: the glossary opens at the term, not at its top."""
+        return f"[{text}]({self.up}{GLOSSARY}#cell-id={term_anchor(entry[0])})"
 
     def cite(self, kind: str, content: str) -> str:
         parts = []
@@ -376,7 +381,8 @@ def reader_copy(nb: dict, terms: dict, refs: dict, depth: int = 1, name: str = "
 
 
 def term_anchor(term: str) -> str:
-    """The HTML id of a glossary entry in the reader's copy: ``"Liquid cooling"`` → ``term-liquid-cooling``.
+    """The cell id of a glossary entry in the reader's copy: ``"Liquid cooling"`` → ``term-liquid-cooling`` (letters,
+    digits and hyphens: a valid nbformat cell id that needs no escaping in a URL fragment).
 
     >>> term_anchor("Liquid cooling"), term_anchor("FP8 (E4M3)")
     ('term-liquid-cooling', 'term-fp8-e4m3')
@@ -384,18 +390,57 @@ def term_anchor(term: str) -> str:
     return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
 
 
-def glossary_page(terms: dict, refs: dict) -> str:
+def glossary_entries(terms: dict, refs: dict) -> list[tuple[str, str]]:
+    """(cell id, Markdown) of every glossary entry, in alphabetical order: the entry's terms in bold (its first term,
+    then its aliases) and its definition, its roles rendered as in the chapters."""
+    if not terms:
+        raise ValueError("glossary_entries: no terms")
     r = Renderer({}, terms, refs, 0, "glossary")
-    seen, lines = set(), ["# Glossary", "", "The terms the chapters link, each with its definition (as in the book's "
-                          "glossary page).", ""]
+    seen, out = set(), []
     for first, definition in sorted(set(terms.values()), key=lambda e: e[0].lower()):
         if first in seen:
             continue
         seen.add(first)
         aliases = sorted({t for t, e in terms.items() if e[0] == first and t != first.lower()})
         names = first + "".join(f" / {a}" for a in aliases)
-        lines += [f"({term_anchor(first)})=", f"**{names}** — {_ROLE.sub(r.role, definition)}", ""]
-    return "\n".join(lines)
+        anchor = term_anchor(first)
+        if not re.fullmatch(r"term-[a-z0-9-]{1,59}", anchor) or anchor in {a for a, _ in out}:
+            raise ValueError(f"glossary term {first!r} gives the cell id {anchor!r}: empty, too long or not unique")
+        out.append((anchor, f"**{names}** — {_ROLE.sub(r.role, definition)}"))
+    return out
+
+
+GLOSSARY = "glossary.ipynb"
+GLOSSARY_INTRO = ("# Glossary\n\nThe terms the chapters link, each with its definition (as in the book's glossary "
+                  "page). A term's link in a chapter opens this notebook at the term.")
+
+
+def glossary_notebook(terms: dict, refs: dict, metadata: dict) -> dict:
+    """The glossary as a notebook: one Markdown cell per entry, its cell id the entry's :func:`term_anchor` (what a
+    chapter's ``glossary.ipynb#cell-id=…`` link names), every cell read-only (``editable: false``).
+
+    Why this form. jupyterlab-myst renders a Markdown file without its fragment (a ``glossary.md#…`` link opened at
+    the top). In a notebook, JupyterLab 4 resolves ``#cell-id=`` from the notebook's model, so it works the moment the
+    notebook opens; a fragment naming an element (``#term-…``) is looked up in the rendered cells, which do not exist
+    yet when a link opens the notebook (``NotebookPanel.setFragment`` runs once the file is read). Landing on a cell,
+    JupyterLab activates it, which opens a Markdown cell for editing, unless the cell is read-only and the notebook
+    setting ``showEditorForReadOnlyMarkdown`` is off: :data:`LAB_OVERRIDES`, which :func:`lab_command` gives the
+    server. ``metadata`` is the chapters' kernel metadata, so that opening the glossary neither asks for a kernel nor
+    marks it as modified."""
+    if not isinstance(metadata, dict) or "kernelspec" not in metadata:
+        raise ValueError(f"glossary_notebook: notebook metadata with a kernelspec is required, not {metadata!r}")
+    readonly = {"editable": False, "deletable": False}
+    cells = [{"cell_type": "markdown", "id": "glossary", "metadata": dict(readonly), "source": GLOSSARY_INTRO}]
+    cells += [{"cell_type": "markdown", "id": anchor, "metadata": dict(readonly), "source": text}
+              for anchor, text in glossary_entries(terms, refs)]
+    return {"cells": cells, "metadata": dict(metadata), "nbformat": 4, "nbformat_minor": 5}
+
+
+#: JupyterLab setting defaults for the reader's copy (a user's own settings still win): a read-only Markdown cell stays
+#: rendered when JupyterLab activates it, as it does for the glossary entry a link lands on
+LAB_OVERRIDES = {"@jupyterlab/notebook-extension:tracker": {"showEditorForReadOnlyMarkdown": False}}
+#: where :func:`prepare` writes them, inside the copy (hidden from JupyterLab's file browser)
+SETTINGS_DIR = ".lab-settings"
 
 
 def references_page(refs: dict) -> str:
@@ -416,18 +461,48 @@ def sign(paths) -> None:
         notary.sign(nbformat.read(str(path), as_version=4))
 
 
+def kernel_metadata(name: str, timeout: float = 60) -> dict:
+    """``{"kernelspec": …, "language_info": …}`` as JupyterLab writes them into a notebook once kernel ``name`` has
+    started (``NotebookPanel._updateSpec`` and ``_updateLanguage``): the installed kernelspec's name, display name and
+    language, and the language_info that the kernel itself answers to a ``kernel_info`` request (one kernel is
+    started for the question and shut down)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from jupyter_client.manager import start_new_kernel
+
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"kernel_metadata: a kernel name is required, not {name!r}")
+    try:
+        spec = KernelSpecManager().get_kernel_spec(name)
+    except NoSuchKernel as exc:
+        raise ValueError(f"kernel_metadata: no kernel {name!r} is installed") from exc
+    km, kc = start_new_kernel(kernel_name=name, startup_timeout=timeout,     # its start-up warnings are not ours
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        reply = kc.kernel_info(reply=True, timeout=timeout)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    return {"kernelspec": {"name": name, "display_name": spec.display_name, "language": spec.language},
+            "language_info": reply["content"]["language_info"]}
+
+
 def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> dict:
-    """Write the reader's copy into ``output_dir``; return ``{"notebooks": [...], "unresolved": [...]}``."""
+    """Write the reader's copy into ``output_dir``; return ``{"notebooks": [...], "unresolved": [...]}`` (the
+    notebooks: every chapter and lab, then the glossary)."""
     from nbformat.validator import normalize
 
     terms, refs = glossary(), bibliography()
     if output_dir.exists():
         shutil.rmtree(output_dir)
-    written, unresolved = [], []
+    written, unresolved, kernels = [], [], {}
     for folder in SOURCES:
         for path in sorted((ROOT / folder).glob("*.ipynb")):
             nb = json.loads(path.read_text(encoding="utf-8"))
             copy, missing = reader_copy(nb, terms, refs, depth=1, name=f"{folder}/{path.name}")
+            kernel = copy["metadata"].get("kernelspec", {}).get("name", "python3")
+            if kernel not in kernels:
+                kernels[kernel] = kernel_metadata(kernel)
+            copy["metadata"] = {**copy["metadata"], **kernels[kernel]}
             with warnings.catch_warnings():     # cell ids where a lab lacks them: what is signed is what is read
                 warnings.simplefilter("ignore")
                 copy = normalize(copy)[1]
@@ -436,7 +511,12 @@ def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> d
             target.write_text(json.dumps(copy, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             written.append(target)
             unresolved += missing
-    (output_dir / "glossary.md").write_text(glossary_page(terms, refs), encoding="utf-8")
+    target = output_dir / GLOSSARY
+    target.write_text(json.dumps(glossary_notebook(terms, refs, kernels.get("python3") or kernel_metadata("python3")),
+                                 indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    written.append(target)
+    (output_dir / SETTINGS_DIR).mkdir()
+    (output_dir / SETTINGS_DIR / "overrides.json").write_text(json.dumps(LAB_OVERRIDES, indent=1) + "\n")
     (output_dir / "references.md").write_text(references_page(refs), encoding="utf-8")
     if trust:
         sign(written)
@@ -444,8 +524,10 @@ def prepare(output_dir: Path = ROOT / "_build" / "lab", trust: bool = True) -> d
 
 
 def lab_command(root: Path, extra=()) -> list[str]:
-    """The JupyterLab command line for ``root``: --allow-root only when running as root."""
-    cmd = [str(Path(sys.executable).with_name("jupyter")), "lab", str(root)]
+    """The JupyterLab command line for ``root``: --allow-root only when running as root; the copy's setting defaults
+    (:data:`LAB_OVERRIDES`) as the application settings."""
+    cmd = [str(Path(sys.executable).with_name("jupyter")), "lab", str(root),
+           f"--LabApp.app_settings_dir={Path(root).resolve() / SETTINGS_DIR}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     return cmd + list(extra)

@@ -151,12 +151,13 @@ def test_prose_shows_a_glued_number(page):
 
 def test_glossary_terms_are_links_to_the_glossary(lab, page):
     links = page.evaluate("() => [...document.querySelectorAll('.myst a')]"
-                          ".filter(a => (a.getAttribute('href') || '').includes('glossary.md'))"
+                          ".filter(a => /glossary\\.ipynb(\\?[^#]*)?#cell-id=term-/.test(a.getAttribute('href') || ''))"
                           ".map(a => a.textContent)")
     assert len(links) > 20, f"only {len(links)} glossary links"
     assert "liquid cooling" in [t.lower() for t in links], links[:30]
-    glossary = (lab[2] / "glossary.md").read_text(encoding="utf-8")     # the page they open defines the term
-    assert re.search(r"^\*\*Liquid cooling\*\* — .*coolant", glossary, re.M)
+    glossary = json.loads((lab[2] / lab_book.GLOSSARY).read_text(encoding="utf-8"))   # the notebook they open
+    entry = next(c for c in glossary["cells"] if c["id"] == "term-liquid-cooling")   # defines the term
+    assert re.search(r"^\*\*Liquid cooling\*\* — .*coolant", entry["source"])
 
 
 def test_citations_show_author_and_year(page):
