@@ -50,6 +50,7 @@ book: assets
 	rm -rf _build/html _build/.doctrees
 	CHIPCHAIN_STATIC=1 .venv/bin/jupyter-book build . $(BUILD_FLAGS)
 	$(PY) tools/build_lite.py --output-dir _build/html/lite   # every chapter, runnable in the browser, offline
+	cp _build/html/lite/favicon.ico _build/html/favicon.ico     # browsers ask the host's root for it
 	$(PY) tools/export_markdown.py _build/html/chapters        # every chapter as MyST Markdown text
 	$(MAKE) --no-print-directory book-zh                        # the 简体中文 edition, into _build/html/zh-CN
 	$(PY) tools/build_pdf.py --lang en                         # the book to keep: PDF and EPUB from the built pages
