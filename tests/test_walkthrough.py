@@ -396,3 +396,11 @@ def test_each_step_without_arguments_is_computed_once_per_walkthrough():
     for _ in range(2):                                                # a refusal is not cached into an answer
         with pytest.raises(ValueError, match="no plan"):
             no_plan.step4_plan()
+
+
+def test_interruptions_are_counted_over_the_wall_clock_as_chapter_7_counts_them():
+    # issue 27 (A7-2): failures strike the wall clock, restarts and lost work included; chapter 13's summary table
+    # printed 74 (training time only) where chapter 7 prints 76 for the same run
+    f = W.step6_failures()
+    assert f.expected_interruptions == pytest.approx(f.wall_seconds / f.mtbf, rel=1e-12)
+    assert round(f.expected_interruptions) == 76

@@ -261,19 +261,20 @@ def printed_peaks() -> tuple:
 
 def printed_peak(accelerator) -> PrintedPeak:
     """The largest figure the vendor prints for ``accelerator`` (a name, alias or :class:`Accelerator`) beyond the
-    catalog's columns; a ``KeyError`` naming the parts that have one when it has none.
+    catalog's columns; a ``ValueError`` naming the parts that have one when it has none (an unknown name is a
+    ``KeyError``, as everywhere).
 
     >>> printed_peak("B200").peak_flops / get("B200").peak_flops("bf16")
     8.0
     >>> printed_peak("H100")
     Traceback (most recent call last):
     ...
-    KeyError: 'H100-SXM has no printed peak beyond the catalog (parts with one: B200, Trainium2)'
+    ValueError: H100-SXM has no printed peak beyond the catalog (parts with one: B200, Trainium2)
     """
     name = get(accelerator).name
     found = {p.name: p for p in printed_peaks()}
     if name not in found:
-        raise KeyError(f"{name} has no printed peak beyond the catalog (parts with one: {', '.join(found)})")
+        raise ValueError(f"{name} has no printed peak beyond the catalog (parts with one: {', '.join(found)})")
     return found[name]
 
 

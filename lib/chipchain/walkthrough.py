@@ -135,7 +135,7 @@ class FailureStep:
     per_gpu_rate: float         #: interruptions per GPU-second (Llama 3's snapshot unless overridden)
     mtbf: float                 #: s, cluster mean time between interruptions, 1 / (n · rate)
     run_seconds: float          #: s of computing at the walkthrough's MFU
-    expected_interruptions: float  #: rate · n · run_seconds
+    expected_interruptions: float  #: rate · n · wall_seconds (failures strike the wall clock, restarts included)
     checkpoint_bytes: float     #: B, params × restart bytes per param (recipe less gradients)
     write_seconds: float        #: s, checkpoint_bytes / write bandwidth
     restart_seconds: float      #: s, detection + restart + reload (an assumption)
@@ -618,13 +618,13 @@ class Walkthrough:
 
         >>> f = Walkthrough().step6_failures()
         >>> round(f.mtbf / 3600, 1), round(f.expected_interruptions), round(f.write_seconds)
-        (49.5, 74, 49)
+        (49.5, 76, 49)
         >>> round(f.checkpoint_interval / 60), round(f.goodput, 3), round(f.lost_seconds / 86400, 1)
         (69, 0.973, 4.1)
         """
         rate, m, size, c, r, tau, g = self._failure_terms(write_bandwidth, restart_seconds, per_gpu_rate)
         t = self.run_seconds
-        return FailureStep(rate, m, t, reliability.expected_failures(rate * self.n_gpus, t), size, c, r,
+        return FailureStep(rate, m, t, reliability.expected_failures(rate * self.n_gpus, t / g), size, c, r,
                            checkpoint.young_interval(c, m), tau, g, t / g, t / g - t)
 
     # --- ⑦ electricity (chipchain.power; chapter 9) ---------------------------------------------------------
