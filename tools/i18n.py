@@ -160,7 +160,8 @@ def _pieces(lines: list[str]) -> list[Piece]:
             flush()
             keep(line)
             i += 1
-        elif not block and (stripped.startswith("<!--") or stripped.startswith("<")):
+        elif not block and (stripped.startswith("<!--") or stripped.startswith("<")) \
+                and not stripped.startswith('<p class="cc-run">'):     # the "run this chapter" line is prose
             flush()                                 # an HTML block: verbatim up to the next blank line
             j = i
             while j + 1 < len(lines) and lines[j + 1].strip():
