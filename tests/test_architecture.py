@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "chipchain"
-CORE = {"_check", "units", "_data", "_lazy"}
+CORE = {"_check", "units", "_data", "_lazy", "_i18n"}
 REGISTRIES = {"hardware", "links", "models", "systems", "devices", "assumptions", "published_runs", "frameworks"}
 COMPOSITIONS = {"deepseek", "walkthrough", "source_checks"}
 VIEW_MODULES = {"widgets", "plotting", "notebook", "tables"}

@@ -19,6 +19,12 @@ where myst-nb finds no glue data). Then the copy is built as a book of its own, 
     python tools/i18n.py stats   [--lang zh-CN]        # entries and words per catalog
     python tools/i18n.py todo    --catalog chapters/01_h100 --out F.json [--all]   # entries to translate, as JSON
     python tools/i18n.py fill    --catalog chapters/01_h100 --json F.json     # write a translator's JSON into the catalog
+    python tools/i18n.py lib-update --missing F   # add the library words an execution drew in English (F) to its catalog
+    python tools/i18n.py lib-check [--missing F]  # the library's catalog complete, placeholders kept, nothing missing
+
+The library's presentation words (axis titles, table headers, controls, messages: :mod:`chipchain._i18n`) have one
+catalog of their own, ``lib/chipchain/locale/<ll_CC>/LC_MESSAGES/chipchain.po``, shipped in the package; ``todo`` and
+``fill`` take it as ``--catalog chipchain``.
 
 A translator's loop: ``todo`` writes the catalog's untranslated and stale entries as a JSON list of objects
 ``{"id": English, "str": translation so far, "fuzzy": bool, "previous": old English or null}``; fill in ``str``;
@@ -514,7 +520,17 @@ def stats(lang: str, root: Path = ROOT) -> list[tuple[str, int, int, int, int]]:
     return rows
 
 
+#: the library's own catalog (its presentation words: chipchain._i18n), named "chipchain" in todo/fill/check
+LIB_CATALOG = "chipchain"
+
+
+def lib_catalog_path(lang: str, root: Path = ROOT) -> Path:
+    return root / "lib" / "chipchain" / "locale" / LANGS[lang] / "LC_MESSAGES" / "chipchain.po"
+
+
 def _catalog_file(catalog: str, lang: str, root: Path = ROOT) -> Path:
+    if catalog.removesuffix(".po") == LIB_CATALOG:
+        return lib_catalog_path(lang, root)
     path = locale_base(lang, root) / (catalog.removesuffix(".po") + ".po")
     if not path.exists():
         names = sorted(str(p.relative_to(path.parents[len(Path(catalog).parts) - 1]).with_suffix(""))
@@ -562,9 +578,67 @@ def fill(catalog: str, lang: str, entries: list[dict], root: Path = ROOT) -> dic
     return report
 
 
+# --- the library's catalog (issue 25: presentation words from chipchain, Python's gettext) -----------------------
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:[:!][^{}]*)?\}")
+
+
+def _missing_strings(path: Path) -> list[str]:
+    """The strings a zh execution reported missing (``CHIPCHAIN_I18N_MISSING``), once each, in order."""
+    if path is None or not path.exists():
+        return []
+    seen = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            seen.setdefault(json.loads(line), None)
+    return list(seen)
+
+
+def lib_update(lang: str, missing: Path, root: Path = ROOT) -> dict:
+    """Add the strings an execution reported missing to the library's catalog, untranslated."""
+    from babel.messages.catalog import Catalog
+
+    path = lib_catalog_path(lang, root)
+    cat = read_catalog(path) if path.exists() else Catalog(locale=LANGS[lang], project="chipchain")
+    added = 0
+    for text in _missing_strings(missing):
+        if text not in cat:
+            cat.add(text, "")
+            added += 1
+    header = path.read_text(encoding="utf-8").split("msgid", 1)[0] if path.exists() else ""
+    write_catalog(path, cat)
+    if header.strip():                                     # babel rewrites the header; keep the file's comments
+        body = path.read_text(encoding="utf-8")
+        body = "\n".join(l for l in body.split("msgid", 1)[0].splitlines() if not l.startswith("#")) \
+            + "msgid" + body.split("msgid", 1)[1]
+        path.write_text(header + body.lstrip("\n"), encoding="utf-8")
+    return {"added": added, "entries": len([m for m in cat if m.id])}
+
+
+def lib_check(lang: str, missing: Path | None = None, root: Path = ROOT) -> list[str]:
+    """Problems of the library's catalog: an entry untranslated or fuzzy, a translation whose ``{placeholders}``
+    differ from its English, and any string an execution reported missing (``--missing``)."""
+    path = lib_catalog_path(lang, root)
+    problems = []
+    if not path.exists():
+        return [f"chipchain: no catalog {path.relative_to(root)}"]
+    for m in read_catalog(path):
+        if not m.id:
+            continue
+        if not m.string:
+            problems.append(f"chipchain: untranslated: {m.id[:80]!r}")
+        elif "fuzzy" in m.flags:
+            problems.append(f"chipchain: fuzzy: {m.id[:80]!r}")
+        elif sorted(_PLACEHOLDER.findall(m.id)) != sorted(_PLACEHOLDER.findall(m.string)):
+            problems.append(f"chipchain: placeholders differ: {m.id[:60]!r} → {m.string[:60]!r}")
+    for text in _missing_strings(missing):
+        problems.append(f"chipchain: drawn in English in the {lang} edition (not in the catalog): {text[:100]!r}")
+    return problems
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["update", "check", "build", "stats", "todo", "fill"])
+    ap.add_argument("command", choices=["update", "check", "build", "stats", "todo", "fill", "lib-update", "lib-check"])
+    ap.add_argument("--missing", type=Path, help="lib-update/lib-check: the strings an execution reported missing")
     ap.add_argument("--json", type=Path, help="fill: the translator's JSON file")
     ap.add_argument("--catalog", help="todo/fill/check: one catalog, e.g. chapters/01_h100")
     ap.add_argument("--all", action="store_true", help="todo: every entry, translated or not")
@@ -586,6 +660,16 @@ def main(argv=None) -> int:
         for p in problems[:200]:
             print(p)
         print(f"i18n check: {len(problems)} problems")
+        return 1 if problems else 0
+    elif args.command == "lib-update":
+        if args.missing is None:
+            ap.error("lib-update needs --missing FILE")
+        print(lib_update(args.lang, args.missing))
+    elif args.command == "lib-check":
+        problems = lib_check(args.lang, args.missing)
+        for p in problems[:200]:
+            print(p)
+        print(f"i18n lib-check: {len(problems)} problems")
         return 1 if problems else 0
     elif args.command == "todo":
         if not args.catalog or not args.out:

@@ -41,6 +41,7 @@ import numbers
 from dataclasses import dataclass
 
 from . import units
+from ._i18n import gettext as _t
 from ._lazy import np
 
 __all__ = ["show", "Col", "Table", "fmt_value", "humanize", "TABLE_CSS", "STYLE", "MISSING"]
@@ -214,11 +215,15 @@ class Table:
     """A formatted table: ``_repr_html_`` for Jupyter and the site, ``str`` for text, ``.html`` for explorables."""
 
     def __init__(self, headers, rows, *, numeric, caption=None, notes=(), row_header=False, source=None):
-        self.headers = [str(h) for h in headers]
-        self.rows = [[str(c) for c in r] for r in rows]
-        self.numeric = list(numeric)
-        self.caption = str(caption) if caption else None
-        self.notes = tuple(str(n) for n in notes)
+        # in the reader's language (chipchain._i18n): headers, caption and notes are the library's words; a text
+        # cell is data (a name, a source's note) unless the catalog has it, so a missing one is not reported
+        numeric = list(numeric)
+        self.headers = [_t(str(h)) for h in headers]
+        self.rows = [[str(c) if n else _t(str(c), strict=False) for c, n in zip(r, numeric + [False] * len(r))]
+                     for r in rows]
+        self.numeric = numeric
+        self.caption = _t(str(caption)) if caption else None
+        self.notes = tuple(_t(str(n)) for n in notes)
         self.row_header = bool(row_header)
         self.df = source                              #: the DataFrame the table was made from
 

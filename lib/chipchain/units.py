@@ -19,6 +19,7 @@ import math
 import re
 
 from . import _check
+from ._i18n import gettext as _t
 
 # --- decimal prefixes -------------------------------------------------------------------------------------------
 KILO, MEGA, GIGA, TERA, PETA, EXA = 1e3, 1e6, 1e9, 1e12, 1e15, 1e18
@@ -271,7 +272,9 @@ def fmt_duration(seconds, digits: int = 3) -> Text:
             text = _sig(value, digits) if value < 100 else f"{value:,.0f}"
             if name in ("years", "days", "hours", "minutes") and text == "1":
                 name = name[:-1]
-            return Text(f"{text} {name}")
+            if name == "s":
+                return Text(f"{text} s")
+            return Text(_t("{n} " + name).format(n=text))     # "{n} days" → 「{n} 天」 in the zh edition
     if s >= 1e-3:
         return Text(f"{_sig(s * 1e3, digits)} ms")
     if s >= 1e-6:

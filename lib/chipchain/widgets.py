@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import _check, plotting, tables
+from ._i18n import gettext as _t, has_cjk as _has_cjk
 
 __all__ = ["Slider", "Choice", "Toggle", "explore", "Explorable", "message", "static_mode",
            "MAX_STATIC_VIEWS", "REGISTRY", "explorer", "predict", "FORM_CSS", "VIEW_CSS", "STYLE"]
@@ -81,11 +82,12 @@ class Slider:
 
     @property
     def labels(self) -> list[str]:
+        """The positions as the reader sees them (in the reader's language, :mod:`chipchain._i18n`)."""
         if self.fmt is None:
-            return [_label(v) for v in self.values]
+            return [_t(_label(v)) for v in self.values]
         if callable(self.fmt):
-            return [str(self.fmt(v)) for v in self.values]
-        return [format(v, self.fmt) for v in self.values]
+            return [_t(str(self.fmt(v))) for v in self.values]
+        return [_t(format(v, self.fmt)) for v in self.values]
 
     @property
     def index(self) -> int:
@@ -98,7 +100,7 @@ class Slider:
         import ipywidgets as W
 
         w = W.SelectionSlider(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
-                              description=self.description, continuous_update=True,
+                              description=_t(self.description), continuous_update=True,
                               style={"description_width": _em(label_em)}, layout=W.Layout(width="100%"))
         return _classed(w, readout_em)
 
@@ -127,7 +129,7 @@ class Choice:
 
     @property
     def labels(self) -> list[str]:
-        return list(self.options)
+        return [_t(o) for o in self.options]
 
     @property
     def index(self) -> int:
@@ -140,7 +142,7 @@ class Choice:
         import ipywidgets as W
 
         w = W.Dropdown(options=list(zip(self.labels, range(len(self.values)))), index=self.index,
-                       description=self.description, style={"description_width": _em(label_em)},
+                       description=_t(self.description), style={"description_width": _em(label_em)},
                        layout=W.Layout(width="100%"))
         return _classed(w, None)
 
@@ -171,8 +173,8 @@ class Toggle:
     def build(self, label_em: float | None = None, readout_em: float | None = None):
         import ipywidgets as W
 
-        w = W.ToggleButtons(options=list(zip(self.labels, (0, 1))), index=self.index,
-                            description=self.description, layout=W.Layout(width="100%"),
+        w = W.ToggleButtons(options=list(zip([_t(l) for l in self.labels], (0, 1))), index=self.index,
+                            description=_t(self.description), layout=W.Layout(width="100%"),
                             style={"description_width": _em(label_em), "button_width": "auto"})
         return _classed(w, None)
 
@@ -242,11 +244,16 @@ def _classed(widget, readout_em):
     return widget
 
 
+def _ems(text: str, latin: float) -> float:
+    """Width of ``text`` in em: ``latin`` a Latin character, a full em a Chinese one."""
+    return sum(1.0 if _has_cjk(ch) else latin for ch in text)
+
+
 def _form_widths(controls) -> tuple[float, float]:
     """(label column, readout) widths in em for one form: the longest description (wrapping past 16 em) and the
     longest slider position label, rounded up to a bucket so forms look alike."""
-    label = max(0.55 * len(c.description) + 0.6 for c in controls)
-    readouts = [0.62 * len(l) + 0.4 for c in controls if isinstance(c, Slider) for l in c.labels]
+    label = max(_ems(_t(c.description), 0.55) + 0.6 for c in controls)
+    readouts = [_ems(l, 0.62) + 0.4 for c in controls if isinstance(c, Slider) for l in c.labels]
     return _bucket(label, _LABEL_EM), _bucket(max(readouts, default=3), _READOUT_EM)
 
 
@@ -318,7 +325,7 @@ class Explorable:
             out = self.render(**kwargs)
         except (ValueError, KeyError) as exc:
             text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            return message(f"Not possible: {reader_text(text)}")
+            return message(_t("Not possible: {reason}").format(reason=_t(reader_text(text), strict=False)))
         if not isinstance(out, str):
             raise TypeError(f"render must return an HTML string, got {type(out).__name__}")
         return out
@@ -354,7 +361,7 @@ class Explorable:
         import ipywidgets as W
 
         title = (f'<strong class="cc-form-title" style="display:block;line-height:1.35;margin:.2em 0 .4em">'
-                 f'{_html.escape(self.title)}</strong>') if self.title else ""
+                 f'{_html.escape(_t(self.title))}</strong>') if self.title else ""
         return W.HTML(STYLE + title)
 
     def _controls(self):
@@ -460,8 +467,8 @@ def predict(question: str, options, reveal: str) -> Explorable:
 
     def render(answer):
         if answer is None:
-            return "<p>Make your bet before reading on.</p>"
-        return (f"<p>Your bet: <strong>{_html.escape(answer)}</strong>. Hold on to it — "
-                f"{_html.escape(reveal)} settles it.</p>")
+            return f"<p>{_html.escape(_t('Make your bet before reading on.'))}</p>"
+        return "<p>" + _t("Your bet: {answer}. Hold on to it — {reveal} settles it.").format(
+            answer=f"<strong>{_html.escape(_t(answer))}</strong>", reveal=_html.escape(_t(reveal))) + "</p>"
 
     return explore(render, [Choice("answer", "Your answer", choices)], title=str(question))

@@ -3,7 +3,9 @@ clipped to the plot, and the ``<figure>`` wrapper with its legend and alt text."
 from __future__ import annotations
 
 import html as _html
+import unicodedata
 
+from .._i18n import gettext as _t
 from ._style import FONT_FAMILY
 
 
@@ -37,12 +39,19 @@ CHART_CSS = (
 
 
 def _esc(text) -> str:
-    return _html.escape(str(text), quote=True)
+    """Text a chart draws, in the reader's language (:mod:`chipchain._i18n`), escaped for SVG and HTML."""
+    return _html.escape(_t(text), quote=True)
+
+
+def _advance(ch: str) -> float:
+    """Advance of one character in em: a CJK (wide) character a full em, any other a digit's."""
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else _CW
 
 
 def _width(text, size: float = _F) -> float:
-    """Estimated advance of ``text`` at ``size`` units (generous: digits are the widest common glyphs)."""
-    return len(str(text)) * _CW * size
+    """Estimated advance of ``text`` (as the reader sees it) at ``size`` units (generous: digits are the widest
+    common Latin glyphs; a Chinese character is a full em)."""
+    return sum(_advance(ch) for ch in _t(text)) * size
 
 
 # --- placing direct labels ---------------------------------------------------------------------------------------
@@ -155,11 +164,12 @@ def _legend(entries) -> str:
 
 
 def _figure(svg_body: str, height: float, alt: str, title: str = "", legend=()) -> str:
+    alt = _t(alt, strict=False)      # a screen reader's sentence: translated where the catalog has it
     cap = f"<figcaption>{_esc(title)}</figcaption>" if title else ""
     return (f'<figure class="cc-chart" style="margin:.6em 0 1em">{cap}{_legend(legend)}'
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {VIEW_WIDTH} {height:.0f}" role="img" '
-            f'aria-label="{_esc(alt)}" font-size="{FONT_UNITS[0]}" font-family="{_esc(FONT_FAMILY)}" '
-            f'style="width:100%;height:auto"><title>{_esc(alt)}</title>{svg_body}</svg></figure>')
+            f'aria-label="{_html.escape(alt, quote=True)}" font-size="{FONT_UNITS[0]}" font-family="{_html.escape(FONT_FAMILY, quote=True)}" '
+            f'style="width:100%;height:auto"><title>{_html.escape(alt)}</title>{svg_body}</svg></figure>')
 
 
 def _need_alt(alt):

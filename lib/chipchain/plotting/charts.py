@@ -2,10 +2,13 @@
 categories), :func:`svg_stacked` and :func:`svg_bars` (stacked ledgers). Their style: :mod:`chipchain.plotting`."""
 from __future__ import annotations
 
+import html as _html
 import math
+import re
 
 from .. import _check, tables
 from ._style import color
+from .._i18n import gettext as _t, has_cjk as _has_cjk
 from ._svg import VIEW_WIDTH, _Boxes, _CW, _F, _GRID, _INK, _esc, _figure, _label, _need_alt, _polylines, _width
 from ._ticks import _axis
 
@@ -291,7 +294,7 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
         c = c or color(0)
         for k, part in enumerate(wrapped):
             out.append(f'<text x="{base + 0.3 * _F:.1f}" y="{y + (0.95 + 1.1 * k) * _F:.1f}" fill="#000">'
-                       f'{_esc(part)}</text>')
+                       f'{_html.escape(part)}</text>')
         by = y + (1.25 + 1.1 * (len(wrapped) - 1)) * _F
         bh = 1.0 * _F
         text = _value_text(v, unit_format)
@@ -331,6 +334,20 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
     return _figure("".join(out), H, alt, title, keys)
 
 
+def _wrap_cjk(text: str, width: float) -> list[str]:
+    """Lines of a Chinese label within ``width`` units: breaks fall between characters (not inside a Latin word or
+    a number with its unit), never before closing punctuation."""
+    tokens = re.findall(r"[A-Za-z0-9.,%/+×µ²³·'’()\-]+(?: ?[%A-Za-z/]+)?|\s+|.", text)
+    lines, cur = [], ""
+    for tok in tokens:
+        if cur and _width(cur + tok) > width and not tok.isspace() and tok not in "，。、；：）」』》％":
+            lines.append(cur.rstrip())
+            cur = tok.lstrip()
+        else:
+            cur += tok
+    return lines + [cur] if cur.strip() else (lines or [""])
+
+
 def _wrap(text: str, width: float) -> list[str]:
     """Split a category name into lines that fit ``width`` units at the largest text size (never truncated, and
     never between a number and its "%").
@@ -338,6 +355,9 @@ def _wrap(text: str, width: float) -> list[str]:
     >>> _wrap("GPU SRAM Memory: printed 4.5 %, counts give 4.5 %", 600)
     ['GPU SRAM Memory: printed 4.5 %, counts give', '4.5 %']
     """
+    text = _t(text)
+    if _has_cjk(text):                       # Chinese wraps between characters, by advance
+        return _wrap_cjk(text, width)
     limit = max(8, int(width / (_CW * _F)))
     words, lines, cur = [], [], ""
     for w in str(text).split():              # "17.2 %" stays on one line: a unit sign never starts a line

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 
 from .. import plotting
+from .._i18n import gettext as _t
 
 
 class Figure:
@@ -39,5 +40,5 @@ def key(entries) -> str:
     for label, c, kind in entries:
         cls = {"line": "cc-sw", "dash": "cc-sw dash", "box": "cc-sw box", "dot": "cc-sw dot"}[kind]
         prop = "border-color" if kind in ("line", "dash") else "background"
-        items.append(f'<li><span class="{cls}" style="{prop}:{html.escape(c)}"></span>{html.escape(label)}</li>')
+        items.append(f'<li><span class="{cls}" style="{prop}:{html.escape(c)}"></span>{html.escape(_t(label))}</li>')
     return f'<ul class="cc-legend">{"".join(items)}</ul>' if items else ""

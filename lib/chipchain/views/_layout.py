@@ -14,6 +14,7 @@ from __future__ import annotations
 import html as _html
 
 from .. import tables
+from .._i18n import gettext as _t
 
 __all__ = ["headline", "kv", "verdict", "para", "GOOD", "BAD"]
 
@@ -37,7 +38,7 @@ def headline(items, *, columns: str | None = None) -> str:
     the label above it, the note (e.g. the running example's value) under it. Plain text; escaped here.
     ``columns``: a CSS ``grid-template-columns`` other than the default ``repeat(auto-fit, minmax(8.6em, 1fr))``."""
     def e(text):
-        return _html.escape(text, quote=False)
+        return _html.escape(_t(text), quote=False)
 
     cards = []
     for item in items:
@@ -59,11 +60,11 @@ def kv(rows, *, caption=None, headers=("Quantity", "Value"), notes=()) -> str:
 def verdict(text: str, ok: bool | None = True, lead: str | None = None) -> str:
     """One line stating the result, green when ``ok``, vermilion when not, neutral when None."""
     tone = " cc-ink" if ok is None else " cc-good" if ok else " cc-bad"
-    head = f"<strong>{_html.escape(lead)}</strong> " if lead else ""
-    return f'<p class="cc-verdict{tone}">{head}{_html.escape(text)}</p>'
+    head = f"<strong>{_html.escape(_t(lead))}</strong> " if lead else ""
+    return f'<p class="cc-verdict{tone}">{head}{_html.escape(_t(text))}</p>'
 
 
 def para(text: str, small: bool = False) -> str:
     """A paragraph of plain text (escaped)."""
-    return f'<p class="cc-para{" cc-small" if small else ""}">{_html.escape(text)}</p>'
+    return f'<p class="cc-para{" cc-small" if small else ""}">{_html.escape(_t(text))}</p>'
 

@@ -1,0 +1,251 @@
+"""The reader's language for what the library draws (issue 25): one gettext catalog, English the default.
+
+The book's zh-CN edition is executed with ``CHIPCHAIN_LANG=zh_CN``; then every word the library puts in front of
+a reader — axis titles, legends and direct labels of charts, table headers, captions and notes, explorer controls
+and their readouts, headline cards, verdicts, messages such as "does not fit", and the units of durations — is
+looked up in ``chipchain/locale/<lang>/LC_MESSAGES/chipchain.po`` (gettext's format, read by Python's
+:mod:`gettext` through :class:`Catalog`). Numbers and unit symbols keep the book's conventions in every language
+(80 GiB, 989 TFLOP/s, 50 %); names of products, models, papers and people stay as published.
+
+Where the words are translated: at the library's presentation boundaries (:mod:`chipchain.plotting`'s text,
+:mod:`chipchain.tables`, :mod:`chipchain.widgets`, :mod:`chipchain.views._layout`), so chapter code that passes
+English labels to them needs no change. A label built from numbers is a template translated before it is filled
+in: ``_("{n} GPUs").format(n=...)``; the filled text then holds Chinese and is left alone at the boundary.
+
+Nothing is invented: a string the catalog lacks stays English. When ``CHIPCHAIN_I18N_MISSING`` names a file, each
+such string that needs a translation (it holds words, not only numbers, units and names) is appended to it once per
+process, as a JSON string on a line of its own; the zh build fails while that file is not empty (``tools/i18n.py lib-check``).
+
+>>> with language("zh_CN"):
+...     gettext("Step time (s)"), gettext("H100-SXM"), gettext("1,024")
+('单步时间 (s)', 'H100-SXM', '1,024')
+>>> gettext("Step time (s)")
+'Step time (s)'
+"""
+from __future__ import annotations
+
+import contextlib
+import gettext as _gettext
+import json
+import os
+import re
+from pathlib import Path
+
+from . import _data
+
+__all__ = ["gettext", "_", "lang", "language", "Catalog", "catalog", "needs_translation", "CATALOG_PATH",
+           "has_cjk"]
+
+ENV = "CHIPCHAIN_LANG"
+MISSING_ENV = "CHIPCHAIN_I18N_MISSING"
+_LOCALE = Path(__file__).resolve().parent / "locale"
+#: languages the library has a catalog for (``en`` needs none)
+LANGUAGES = ("en", "zh_CN")
+
+
+def CATALOG_PATH(code: str) -> Path:          # noqa: N802 — a path per language, named like the constant it was
+    """The catalog file of language ``code`` (``zh_CN``)."""
+    return _LOCALE / code / "LC_MESSAGES" / "chipchain.po"
+
+
+_override: list = []
+
+
+def lang() -> str:
+    """The reader's language: ``en`` or ``zh_CN`` (from ``CHIPCHAIN_LANG``; ``zh-CN``, ``zh`` and ``zh_CN.UTF-8``
+    name the same). An unknown language raises ``ValueError`` naming the variable."""
+    raw = _override[-1] if _override else os.environ.get(ENV, "")
+    code = raw.split(".")[0].replace("-", "_").strip()
+    if code in ("", "en", "en_US", "en_GB", "C", "POSIX"):
+        return "en"
+    if code in ("zh", "zh_CN", "zh_Hans", "zh_Hans_CN"):
+        return "zh_CN"
+    raise ValueError(f"{ENV}={raw!r}: the library draws in {', '.join(LANGUAGES)}, not {raw!r}")
+
+
+@contextlib.contextmanager
+def language(code: str):
+    """Draw in ``code`` inside the ``with`` block (tests, and a reader comparing editions)."""
+    _override.append(code)
+    try:
+        lang()
+        yield
+    finally:
+        _override.pop()
+
+
+# --- the catalog: a .po file read into Python's gettext -------------------------------------------------------
+_PO_STRING = re.compile(r'^"(.*)"\s*$')
+
+
+def _unquote(text: str) -> str:
+    return (text.replace(r"\\", "\x00").replace(r"\"", '"').replace(r"\n", "\n").replace(r"\t", "\t")
+            .replace("\x00", "\\"))
+
+
+def read_po(path) -> list:
+    """Entries of a .po file as dicts ``{"id", "str", "fuzzy", "comments"}`` (the header entry left out)."""
+    entries, cur, field = [], None, None
+
+    def close():
+        if cur is not None and cur["id"]:
+            entries.append(cur)
+
+    for raw in Path(path).read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line:
+            close()
+            cur, field = None, None
+            continue
+        if cur is None:
+            cur = {"id": "", "str": "", "fuzzy": False, "comments": []}
+        if line.startswith("#,"):
+            cur["fuzzy"] = cur["fuzzy"] or "fuzzy" in line
+        elif line.startswith("#"):
+            cur["comments"].append(line)
+        elif line.startswith("msgid "):
+            field, cur["id"] = "id", _unquote(_PO_STRING.match(line[6:]).group(1))
+        elif line.startswith("msgstr "):
+            field, cur["str"] = "str", _unquote(_PO_STRING.match(line[7:]).group(1))
+        elif _PO_STRING.match(line) and field:
+            cur[field] += _unquote(_PO_STRING.match(line).group(1))
+    close()
+    return entries
+
+
+class Catalog(_gettext.NullTranslations):
+    """A gettext catalog read straight from its .po file (no compiled .mo to go stale): fuzzy and empty entries
+    are not translations."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = Path(path)
+        self.entries = read_po(self.path) if self.path.exists() else []
+        self._catalog = {e["id"]: e["str"] for e in self.entries if e["str"] and not e["fuzzy"]}
+
+    def gettext(self, message):
+        return self._catalog.get(message, message)
+
+    def __contains__(self, message) -> bool:
+        return message in self._catalog
+
+    def __len__(self) -> int:
+        return len(self._catalog)
+
+
+_catalogs: dict = {}
+
+
+def catalog(code: str | None = None) -> Catalog:
+    """The catalog of language ``code`` (default: the reader's), read once."""
+    code = code or lang()
+    if code not in _catalogs:
+        _catalogs[code] = Catalog(CATALOG_PATH(code))
+    return _catalogs[code]
+
+
+# --- what needs a translation --------------------------------------------------------------------------------
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+#: tokens that read the same in every edition: unit symbols, the book's abbreviations and formats, product words
+_INVARIANT = set("""
+s ms µs ns us h min B kB KB MB GB TB PB KiB MiB GiB TiB b Gb Tb bit bits W kW MW GW Wh kWh MWh GWh TWh J kJ MJ
+FLOP FLOPs FLOP/s TFLOP/s PFLOP/s EFLOP/s GFLOP/s TFLOPs PFLOPs GB/s TB/s MB/s Gb/s Tb/s PB/s Gbps GHz MHz nm mm mm²
+TP PP DP EP CP SP ZeRO FSDP MFU HFU GPU GPUs CPU CPUs TPU TPUs NPU NPUs HBM SRAM DRAM KV MoE LLM NVLink NVSwitch PCIe
+InfiniBand RoCE BF16 FP16 FP32 FP64 TF32 FP8 FP4 FP6 INT8 INT4 MXFP8 MXFP4 NVFP4 TOPS TPP PD SXM NVL HGX DGX GB200 Adam
+AdamW SGD M k K G T P x y n N M_sub e e.g i.e vs a b c d p q v v1 v2 GQA MQA MLA MHA RMSNorm LayerNorm GELU SwiGLU
+ReLU softmax Q K V O API CUDA ROCm NCCL RCCL gloo UB AI
+""".split())
+
+
+def needs_translation(text) -> bool:
+    """Whether ``text`` holds words a reader of another language needs translated: not only numbers, unit symbols,
+    abbreviations and catalog names, and not already Chinese.
+
+    >>> needs_translation("989 TFLOP/s"), needs_translation("H100-SXM"), needs_translation("TP 8 × PP 4")
+    (False, False, False)
+    >>> needs_translation("does not fit"), needs_translation("步时间"), needs_translation("Llama-3-70B on 2,048 GPUs")
+    (True, False, True)
+    """
+    s = str(text)
+    if not s.strip() or _CJK.search(s):
+        return False
+    for word in re.findall(r"[A-Za-z][A-Za-z'’]*(?:[-/.][A-Za-z0-9]+)*", s):
+        if word in _INVARIANT or word.rstrip(".") in _INVARIANT or _is_name(word):
+            continue
+        if len(word) == 1:
+            continue
+        return True
+    return False
+
+
+_names_cache: set | None = None
+
+
+def _is_name(word: str) -> bool:
+    """A catalog name (an accelerator, model, link, system or framework) or a product-like token (has a digit, or is
+    all capitals), which stays as published."""
+    if any(ch.isdigit() for ch in word) or (word.isupper() and len(word) <= 6):
+        return True
+    global _names_cache
+    if _names_cache is None:
+        _names_cache = _catalog_names()
+    return word in _names_cache
+
+
+#: the registries whose names stay as published (data files through the one loader, :func:`chipchain._data.rows`)
+_NAME_FILES = ("accelerators.csv", "models.csv", "links.csv", "systems.csv", "frameworks.csv", "superpods.csv",
+               "serving_devices.csv", "factions.csv")
+
+
+def _catalog_names() -> set:
+    """Words of the registries' names, vendors and families."""
+    names: set = set()
+    for filename in _NAME_FILES:
+        try:
+            rows = _data.rows(filename)
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            for key in ("name", "vendor", "family", "org", "maker", "framework", "faction", "aliases"):
+                value = row.get(key)
+                if value:
+                    names.update(re.findall(r"[A-Za-z][A-Za-z0-9'’]*(?:[-/.][A-Za-z0-9]+)*", value))
+    return names
+
+
+_reported: set = set()
+
+
+def _report(text: str) -> None:
+    target = os.environ.get(MISSING_ENV)
+    if not target or text in _reported:
+        return
+    _reported.add(text)
+    with open(target, "a", encoding="utf-8") as fh:        # one JSON string a line
+        fh.write(json.dumps(text, ensure_ascii=False) + "\n")
+
+
+def gettext(text, *, strict: bool = True) -> str:
+    """``text`` in the reader's language: its catalog translation, or ``text`` itself (English, or a string that
+    needs none). ``strict=False`` (data that may be English by nature, such as a table's text cells) does not report
+    a missing translation."""
+    if text is None:
+        return text
+    s = str(text)
+    code = lang()
+    if code == "en":
+        return s
+    cat = catalog(code)
+    if s in cat:
+        return cat.gettext(s)
+    if strict and needs_translation(s):
+        _report(s)
+    return s
+
+
+_ = gettext
+
+
+def has_cjk(text) -> bool:
+    """Whether ``text`` holds Chinese characters (or full-width punctuation)."""
+    return bool(_CJK.search(str(text)))
