@@ -40,7 +40,8 @@ _site_assets/widgets_shim.js: $(NODE_STAMP) tools/vendor_assets.py book/site.css
 CJK_FONT := _site_assets/fonts/steel-cjk.woff2
 $(CJK_FONT): $(VENV_STAMP) _site_assets/widgets_shim.js tools/build_cjk_font.py \
 		$(wildcard book/*.md book/*.bib chapters/*.ipynb labs/*.ipynb lib/chipchain/data/*.csv) \
-		$(wildcard locale/*/LC_MESSAGES/*.po locale/*/LC_MESSAGES/*/*.po) $(wildcard book/_ext/*.py) tools/build_pdf.py
+		$(wildcard locale/*/LC_MESSAGES/*.po locale/*/LC_MESSAGES/*/*.po lib/chipchain/locale/*/LC_MESSAGES/*.po) \
+		$(wildcard book/_ext/*.py) tools/build_pdf.py
 	$(PY) tools/build_cjk_font.py --out $@
 
 assets: $(VENV_STAMP) _site_assets/widgets_shim.js $(CJK_FONT)
@@ -63,13 +64,17 @@ book: assets
 # JupyterLite copy loads the English lite site's Pyodide runtime and packages instead of a second copy.
 ZH_SRC := _build/zh-CN-src
 ZH_HTML := _build/html/zh-CN
+ZH_MISSING := _build/zh-CN-missing.txt   # words the library drew in English while the zh edition executed (_i18n)
 I18N_FLAGS ?=            # e.g. I18N_FLAGS="--locale /tmp/scratch/locale" to try a build with scratch catalogs
 book-zh:
 	$(PY) tools/i18n.py build --lang zh-CN --out $(ZH_SRC) --allow-missing $(I18N_FLAGS)
-	rm -rf $(ZH_HTML)
-	CHIPCHAIN_STATIC=1 CHIPCHAIN_LANG=zh_CN .venv/bin/jupyter-book build $(ZH_SRC) $(BUILD_FLAGS)
+	rm -rf $(ZH_HTML) $(ZH_MISSING)
+	CHIPCHAIN_STATIC=1 CHIPCHAIN_LANG=zh_CN CHIPCHAIN_I18N_MISSING=$(abspath $(ZH_MISSING)) \
+	  .venv/bin/jupyter-book build $(ZH_SRC) $(BUILD_FLAGS)
+	$(PY) tools/i18n.py lib-check --lang zh-CN --missing $(ZH_MISSING)   # nothing the library drew stayed English
 	mv $(ZH_SRC)/_build/html $(ZH_HTML)
-	$(PY) tools/build_lite.py --output-dir $(ZH_HTML)/lite --chapters $(ZH_SRC)/chapters --pyodide-from _build/html/lite
+	$(PY) tools/build_lite.py --output-dir $(ZH_HTML)/lite --chapters $(ZH_SRC)/chapters --pyodide-from _build/html/lite \
+	  --lang zh-CN
 	$(PY) tools/export_markdown.py $(ZH_HTML)/chapters $(ZH_SRC)/chapters
 
 # Deterministic: Hypothesis is derandomised (tests/conftest.py, profile "book"), so every run draws the same examples.

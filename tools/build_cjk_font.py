@@ -55,6 +55,7 @@ def sources() -> list[Path]:
     files += sorted(lib.glob("data/*.csv")) + sorted(lib.glob("views/*.py")) + sorted(lib.glob("*.py"))
     files += sorted((ROOT / "book" / "_ext").glob("*.py")) + [ROOT / "tools" / "build_pdf.py"]
     files += sorted((LOCALE or ROOT / "locale").rglob("*.po")) + ui_catalogs()
+    files += sorted((ROOT / "lib" / "chipchain" / "locale").rglob("*.po"))     # the library's words (chipchain._i18n)
     return [f for f in files if ".ipynb_checkpoints" not in f.parts]
 
 

@@ -377,7 +377,15 @@ def stage_notebooks(dest: Path, chapters: Path = CHAPTERS) -> list[Path]:
     return out
 
 
-def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None = None) -> Path:
+def _kernel_env(lang: str) -> dict:
+    """The kernel's environment: the library draws in the edition's language (``CHIPCHAIN_LANG``, chipchain._i18n),
+    passed to Pyodide's ``loadPyodide({env})`` through the kernel's ``loadPyodideOptions``."""
+    if lang in ("en", "", None):
+        return {}
+    return {"env": {"CHIPCHAIN_LANG": lang.replace("-", "_")}}
+
+
+def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None = None, lang: str = "en") -> Path:
     """Build the lite site from the notebooks in ``chapters`` into ``output_dir`` and return it.
 
     With ``pyodide_from`` (another lite site built by this tool from the same library, e.g. the English edition's
@@ -414,7 +422,7 @@ def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {"litePluginSettings": {KERNEL_PLUGIN: {
                 "pyodideUrl": pyodide_url, "disablePyPIFallback": True,
-                "loadPyodideOptions": {"packages": list(PRELOAD)}}}},
+                "loadPyodideOptions": {"packages": list(PRELOAD), **_kernel_env(lang)}}}},
         }, indent=1))
         (stage / "overrides.json").write_text(json.dumps({
             # autoStartDefaultKernel: start the Pyodide kernel on open instead of sometimes asking "Select Kernel"
@@ -438,6 +446,8 @@ def build(output_dir: Path, chapters: Path = CHAPTERS, pyodide_from: Path | None
     if kernel.get("disablePyPIFallback") is not True or "static/pyodide/" not in kernel.get("pyodideUrl", "") \
             or "chipchain" not in preload:
         raise RuntimeError(f"jupyter-lite.json lost the kernel settings: {kernel}")
+    if kernel.get("loadPyodideOptions", {}).get("env") != _kernel_env(lang).get("env"):
+        raise RuntimeError(f"jupyter-lite.json lost the kernel's language ({lang}): {kernel}")
     return output_dir
 
 
@@ -458,10 +468,11 @@ def main(argv=None) -> int:
     parser.add_argument("--output-dir", type=Path, default=ROOT / "_lite", help="where to write the site")
     parser.add_argument("--chapters", type=Path, default=CHAPTERS,
                         help="the notebooks to copy (default chapters/; the zh-CN edition: its translated copy)")
+    parser.add_argument("--lang", default="en", help="the edition's language (zh-CN: the library draws in Chinese)")
     parser.add_argument("--pyodide-from", type=Path, default=None,
                         help="a lite site whose static/pyodide/ this one loads (relative URL) instead of a copy")
     args = parser.parse_args(argv)
-    out = build(args.output_dir, args.chapters, args.pyodide_from)
+    out = build(args.output_dir, args.chapters, args.pyodide_from, args.lang)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     if args.pyodide_from is not None:
         print(f"build_lite: wrote {out}: {size / 1e6:.1f} MB; the Pyodide runtime and packages are "

@@ -17,10 +17,10 @@ such string that needs a translation (it holds words, not only numbers, units an
 process, as a JSON string on a line of its own; the zh build fails while that file is not empty (``tools/i18n.py lib-check``).
 
 >>> with language("zh_CN"):
-...     gettext("Step time (s)"), gettext("H100-SXM"), gettext("1,024")
-('单步时间 (s)', 'H100-SXM', '1,024')
->>> gettext("Step time (s)")
-'Step time (s)'
+...     gettext("{n} days").format(n=152), gettext("H100-SXM"), gettext("1,024")
+('152 天', 'H100-SXM', '1,024')
+>>> gettext("{n} days").format(n=152)
+'152 days'
 """
 from __future__ import annotations
 

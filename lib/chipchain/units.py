@@ -60,6 +60,18 @@ class Text(str):
         return str(self)
 
 
+def phrase(words) -> Text:
+    """Words glued into prose, in the reader's language (:mod:`chipchain._i18n`): ``glue("k", units.phrase("drops"))``
+    prints "drops" in the English edition and its catalog translation in the zh-CN one.
+
+    >>> phrase("drops")
+    drops
+    """
+    if not isinstance(words, str) or not words.strip():
+        raise ValueError(f"words must be a non-empty string, got {words!r}")
+    return Text(_t(words))
+
+
 def bytes_per_element(dtype: str) -> float:
     """Bytes one element of ``dtype`` occupies.
 
