@@ -3,6 +3,7 @@ the bubble and same-cards explorers. Every number comes from :mod:`chipchain.dee
 from __future__ import annotations
 
 from .. import _check, calibration, compute, deepseek, hardware, memory, plotting, schedules, tables, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure
 from ..units import DAY
@@ -92,12 +93,16 @@ def pipeline_efficiency_figure(pp=16, comm=0.5, microbatches=(16, 24, 32, 48, 64
     lines = [{"x": ms, "y": ys, "label": s, "color": plotting.color(i), "dash": s == "ZB-H1"}
              for i, (s, ys) in enumerate(data.items())]
     ticks = [m for m in (16, 32, 64, 128, 256, 512) if ms[0] <= m <= ms[-1]]
-    alt = (f"Line chart of useful compute against micro-batches from {ms[0]} to {ms[-1]} at PP = {p} and "
-           f"communication {comm:g} × compute: " + "; ".join(f"{s} from {ys[0]:.0f} to {ys[-1]:.0f} %"
-                                                               for s, ys in data.items()) + ".")
+    alt = _("Line chart of useful compute against micro-batches from {lo} to {hi} at PP = {pp} and communication "
+            "{comm} × compute: {lines}.").format(
+        lo=ms[0], hi=ms[-1], pp=p, comm=f"{comm:g}",
+        lines=_("; ").join(_("{schedule} from {start} to {end} %").format(schedule=s, start=f"{ys[0]:.0f}",
+                                                                        end=f"{ys[-1]:.0f}")
+                        for s, ys in data.items()))
     html = plotting.svg_chart(lines=lines, xlog=True, ylim=(0, 100), xticks=[(m, f"{m}") for m in ticks],
                               xlabel="micro-batches per iteration (log scale)", ylabel="useful compute (%)",
-                              title=f"PP = {p}, communication = {comm:g} × compute", alt=alt, height=300)
+                              title=_("PP = {pp}, communication = {comm} × compute").format(pp=p, comm=f"{comm:g}"),
+                              alt=alt, height=300)
     text = "; ".join(f"{s}: {ys[0]:.1f} % at {ms[0]} → {ys[-1]:.1f} % at {ms[-1]} micro-batches"
                      for s, ys in data.items())
     return Figure(html, text, {"microbatches": ms, "lines": data})
@@ -123,14 +128,16 @@ def bubble_view(pp, microbatches, w) -> str:
     chart = plotting.svg_chart(
         lines=lines, vlines=[{"x": 0.5, "label": "c = 0.5 (the figure above)"}], xlim=(0, 1), ylim=(0, 100),
         xlabel="communication / compute, c", ylabel="useful compute (%)", height=260,
-        alt=f"Useful compute against the communication ratio for PP {pp}, {microbatches} micro-batches, W = {w:g} F: "
-            + "; ".join(f"{r['schedule']} {r['c0']:.0f} % at c = 0 and {r['c1']:.0f} % at c = 1" for r in rows))
+        alt=_("Useful compute against the communication ratio for PP {pp}, {m} micro-batches, W = {w} F: "
+              "{lines}").format(pp=pp, m=microbatches, w=f"{w:g}", lines=_("; ").join(
+                  _("{schedule} {c0} % at c = 0 and {c1} % at c = 1").format(
+                      schedule=r['schedule'], c0=f"{r['c0']:.0f}", c1=f"{r['c1']:.0f}") for r in rows)))
     pct = lambda v: f"{v:.1f} %"                                     # noqa: E731
     table = tables.show(pd.DataFrame(rows), columns={
         "schedule": "Schedule", "bubble": tables.Col("Bubble (F)", lambda v: f"{v:g}"),
         "c0": tables.Col("c = 0", pct), "c05": tables.Col("c = 0.5", pct), "c1": tables.Col("c = 1", pct)},
-        caption=f"Useful compute at three communication ratios c; bubble in units of F (Table 2). PP = {pp}, "
-                f"{microbatches} micro-batches, F : B : W = 1 : 2 : {w:g}").html
+        caption=_("Useful compute at three communication ratios c; bubble in units of F (Table 2). PP = {pp}, "
+                  "{m} micro-batches, F : B : W = 1 : 2 : {w}").format(pp=pp, m=microbatches, w=f"{w:g}")).html
     return chart + table
 
 
@@ -164,18 +171,22 @@ def same_cards_explorer():
         days = compute.training_time(c, n_gpus, peak, mfu) / DAY
         eff = n_gpus * peak * mfu
         rep_days = compute.seconds_from_gpu_hours(reported_hours, n_gpus) / DAY
+        reported = _("V3 reported: {value}")
         head = _layout.headline([
             ("effective compute", str(units.fmt_rate(eff)),
-             f"{n_gpus:,} × {units.fmt_rate(peak)} {basis.upper()} dense × {units.fmt_percent(mfu, 3)}"),
-            (f"days on {n_gpus:,} GPUs", f"{days:,.1f}", f"V3 reported: {rep_days:,.1f}"),
-            (f"cost at ${price:g}/GPU-hour", str(units.fmt_dollars(compute.cost(hours, price))),
-             f"V3 reported: {units.fmt_dollars(compute.cost(reported_hours, price))}")])
+             _("{n} × {peak} {basis} dense × {mfu}").format(n=f"{n_gpus:,}", peak=units.fmt_rate(peak),
+                                                            basis=basis.upper(), mfu=units.fmt_percent(mfu, 3))),
+            (_("days on {n} GPUs").format(n=f"{n_gpus:,}"), f"{days:,.1f}", reported.format(value=f"{rep_days:,.1f}")),
+            (_("cost at ${price}/GPU-hour").format(price=f"{price:g}"),
+             str(units.fmt_dollars(compute.cost(hours, price))),
+             reported.format(value=units.fmt_dollars(compute.cost(reported_hours, price))))])
+        gpu_hours = _("{value} M GPU-hours")
         bars = plotting.svg_hbars([("this setting", hours / 1e6, plotting.color(0)),
                               ("V3 reported", reported_hours / 1e6, plotting.color(1))],
                                   xlabel="pre-training GPU-hours (millions)",
-                                  unit_format=lambda v: f"{v:,.3g} M GPU-hours",
-                                  alt=f"GPU-hours: this setting {hours / 1e6:,.3g} million, V3 reported "
-                                 f"{reported_hours / 1e6:,.3g} million")
+                                  unit_format=lambda v: gpu_hours.format(value=f"{v:,.3g}"),
+                                  alt=_("GPU-hours: this setting {hours} million, V3 reported {reported} million")
+                                  .format(hours=f"{hours / 1e6:,.3g}", reported=f"{reported_hours / 1e6:,.3g}"))
         return head + bars
 
     def mfu_label(v):

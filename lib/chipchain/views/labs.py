@@ -9,6 +9,7 @@ chapter 3 prices with.
 from __future__ import annotations
 
 from .. import _check, comms, plotting, units
+from .._i18n import gettext as _
 from ._figure import Figure, key
 
 __all__ = ["alpha_beta_figure", "binary_size", "mark"]
@@ -82,11 +83,16 @@ def alpha_beta_figure(runs: dict, alpha: float, beta: float, n_ranks: int, fit_f
             ticks.append((m, binary_size(m)))
         m *= 4
     legend = key([(label, plotting.color(i), "dot") for i, label in enumerate(runs)]
-                 + [(f"α–β model, {n_ranks} ranks, fitted to sizes ≥ {binary_size(fit_from)}"
-                     if fit_from else f"α–β model, {n_ranks} ranks", model_colour, "line")])
+                 + [(_("α–β model, {n} ranks, fitted to sizes ≥ {size}").format(n=n_ranks,
+                                                                                size=binary_size(fit_from))
+                     if fit_from else _("α–β model, {n} ranks").format(n=n_ranks), model_colour, "line")])
     text = (f"Measured all-reduce time against message size ({', '.join(runs)}), with the α–β model on {n_ranks} "
             f"ranks: α = {units.fmt_duration(alpha)}, β = {units.fmt_bandwidth(beta)} per direction.")
+    alt = _("Log–log chart. Measured all-reduce time against message size ({runs}), with the α–β model on {n} "
+            "ranks: α = {alpha}, β = {beta} per direction.").format(
+        runs=_(", ").join(_(r) for r in runs), n=n_ranks, alpha=units.fmt_duration(alpha),
+        beta=units.fmt_bandwidth(beta))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True, xticks=ticks,
                               xlabel="message size M (bytes)", ylabel="all-reduce time (ms)", legend="none",
-                              alt="Log–log chart. " + text, height=320)
+                              alt=alt, height=320)
     return Figure(legend + html, text, {"points": data, "model": model})

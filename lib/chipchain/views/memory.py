@@ -3,7 +3,10 @@ explorer. Every number comes from :mod:`chipchain.memory` (model states, ZeRO, t
 :mod:`chipchain.activations` (Korthikanti et al. 2022)."""
 from __future__ import annotations
 
+import re
+
 from .. import _check, activations, hardware, loss_memory, memory, models, plotting, timeline, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure
 
@@ -104,18 +107,29 @@ def ledgers_figure(ledgers, accelerator="H100"):
         raise ValueError("ledgers must map at least one label to a ledger")
     acc, cap = _card(accelerator)
     totals = [(k, sum(d.values())) for k, d in ledgers.items()]
-    rows = [(f"{k}: {t / 1e9:,.0f} GB", [(c, v / 1e9) for c, v in d.items()])
+    rows = [(f"{_(k)}: {t / 1e9:,.0f} GB", [(c, v / 1e9) for c, v in d.items()])
             for (k, t), d in zip(totals, ledgers.values())]
     name = acc.name.split("-")[0]
-    alt = (f"Stacked bars of memory by component: " + "; ".join(f"{k} {t / 1e9:,.0f} GB" for k, t in totals)
-           + f"; the line marks one {name} card's {units.fmt_capacity(cap)}.")
-    html = plotting.svg_stacked(rows, capacity=cap / 1e9, capacity_label=f"one {name}, {cap / units.GiB:,.0f} GiB =",
+    alt = _("Stacked bars of memory by component: {bars}; the line marks one {card} card's {capacity}.").format(
+        bars=_("; ").join(f"{_(k)} {t / 1e9:,.0f} GB" for k, t in totals), card=name,
+        capacity=units.fmt_capacity(cap))
+    html = plotting.svg_stacked(rows, capacity=cap / 1e9,
+                                capacity_label=_("one {card}, {gib} GiB =").format(card=name,
+                                                                                  gib=f"{cap / units.GiB:,.0f}"),
                                 unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory (GB)", alt=alt)
     text = "; ".join(f"{k}: {t / 1e9:,.0f} GB" for k, t in totals) + f" (one {name}: {units.fmt_capacity(cap)})"
     return Figure(html, text, {"totals": totals, "capacity": cap, "ledgers": {k: dict(d) for k, d in ledgers.items()}})
 
 
 # --- explorable ------------------------------------------------------------------------------------------------
+
+def _fit_message(fit) -> str:
+    """:attr:`chipchain.memory.Fit.message` in the reader's language (the same words in English)."""
+    if fit.fits:
+        return _("fits on {card} with {margin} to spare").format(card=fit.accelerator,
+                                                                 margin=units.fmt_bytes(fit.margin))
+    return _("OOM on {card} by {over}").format(card=fit.accelerator, over=units.fmt_bytes(-fit.margin))
+
 
 def _memory_view(model, shape, recipe, recompute, zero, accelerator, dp=8) -> str:
     fmt_bytes = units.fmt_bytes
@@ -124,14 +138,18 @@ def _memory_view(model, shape, recipe, recompute, zero, accelerator, dp=8) -> st
     L = memory.ledger(m, recipe, microbatch=b, seq=s, dp=dp, zero=zero, recompute=recompute)
     fit = L.fits(accelerator)
     segs = [(k, v) for k, v in L.components.items() if v > 0]
-    alt = (f"Memory per GPU for {m.name}: {fmt_bytes(L.total)} against {units.fmt_capacity(fit.capacity)} "
-           f"on {fit.accelerator}; {fit.message}")
-    bar = plotting.svg_bars([(k, v / 1e9) for k, v in segs], capacity=fit.capacity / 1e9,
-                            capacity_label=f"{fit.accelerator} holds", unit_format=lambda v: f"{v:,.1f} GB",
-                            xlabel="memory per GPU (GB)", alt=alt)
-    head = _layout.verdict(f"{fmt_bytes(L.total, 3)} per GPU ({dp}-way data parallel, ZeRO-{zero}) against "
-                           f"{units.fmt_capacity(fit.capacity)}: {fit.message}.", fit.fits,
-                           "Fits." if fit.fits else "Out of memory.")
+    message = _fit_message(fit)
+    alt = _("Memory per GPU for {model}: {total} against {capacity} on {card}; {message}").format(
+        model=m.name, total=fmt_bytes(L.total), capacity=units.fmt_capacity(fit.capacity), card=fit.accelerator,
+        message=message)
+    # the key reads "component: value", so each component is named in the reader's language before it is joined
+    bar = plotting.svg_bars([(_(k), v / 1e9) for k, v in segs], capacity=fit.capacity / 1e9,
+                            capacity_label=_("{card} holds").format(card=fit.accelerator),
+                            unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory per GPU (GB)", alt=alt)
+    head = _layout.verdict(_("{total} per GPU ({dp}-way data parallel, ZeRO-{zero}) against {capacity}: "
+                             "{message}.").format(total=fmt_bytes(L.total, 3), dp=dp, zero=zero,
+                                                  capacity=units.fmt_capacity(fit.capacity), message=message),
+                           fit.fits, "Fits." if fit.fits else "Out of memory.")
     return head + bar
 
 
@@ -196,6 +214,18 @@ def _stacked_path(step):
     return [p[0] for p in keep], [[p[1][j] for p in keep] for j in range(len(cols))]
 
 
+_LAYER_EVENT = re.compile(r"(forward|backward) layer (\d+)")
+
+
+def _event(label: str) -> str:
+    """One event of :func:`chipchain.timeline.step_timeline` (``labels``) in the reader's language."""
+    m = _LAYER_EVENT.fullmatch(label)
+    if m:
+        template = _("forward layer {n}") if m.group(1) == "forward" else _("backward layer {n}")
+        return template.format(n=m.group(2))
+    return _(label)
+
+
 def memory_timeline_figure(step, accelerator="H100", height=320):
     """One training step's memory (:func:`chipchain.timeline.step_timeline`, a
     :class:`~chipchain.timeline.MemoryTimeline`) as stacked areas over its events, the phases marked, the peak a
@@ -220,12 +250,13 @@ def memory_timeline_figure(step, accelerator="H100", height=320):
     name = acc.name.split("-")[0]
     hlines = [{"y": cap / 1e9, "label": f"{name}: {cap / 1e9:,.1f} GB", "color": "#000"}]
     peak, i = step.peak, step.peak_index
-    points = [{"x": i, "y": peak / 1e9, "color": "#000", "label": f"peak {peak / 1e9:,.1f} GB: {step.peak_label}"}]
-    alt = (f"Stacked areas of the memory one GPU holds through one training step of {step.model}, event by event "
-           f"({len(x)} events: forward layers, the loss, backward layers, the optimizer step): peak "
-           f"{peak / 1e9:,.1f} GB at event {i + 1}, {step.peak_label}; {step.totals[-2] / 1e9:,.1f} GB at the "
-           f"optimizer step; "
-           f"one {name} holds {units.fmt_capacity(cap)}.")
+    points = [{"x": i, "y": peak / 1e9, "color": "#000",
+               "label": _("peak {peak}: {event}").format(peak=f"{peak / 1e9:,.1f} GB", event=_event(step.peak_label))}]
+    alt = _("Stacked areas of the memory one GPU holds through one training step of {model}, event by event "
+            "({n} events: forward layers, the loss, backward layers, the optimizer step): peak {peak} at event "
+            "{i}, {event}; {optimizer} at the optimizer step; one {card} holds {capacity}.").format(
+        model=step.model, n=len(x), peak=f"{peak / 1e9:,.1f} GB", i=i + 1, event=_event(step.peak_label),
+        optimizer=f"{step.totals[-2] / 1e9:,.1f} GB", card=name, capacity=units.fmt_capacity(cap))
     html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, hlines=hlines, xlim=(0, len(x) - 1),
                               ylim=(0, max(peak, cap) / 1e9 * 1.18), xlabel="events of one training step, in order",
                               ylabel="memory per GPU (GB)", alt=alt, height=height)
@@ -252,17 +283,20 @@ def _timeline_view(model, recompute, loss_chunks, zero) -> str:
     i = tl.peak_index
     at = {c: tl.bytes[c][i] for c in timeline.COMPONENTS}
     if at["logits and loss"] > 0:
-        why = (f"That is the ledger's {fmt(L.total, 3)} (model states and every layer's activations) less the "
-               f"{fmt(L.components['gradients'], 3)} of gradients not yet allocated, plus "
-               f"{fmt(at['logits and loss'], 3)} of logits and loss in {loss_chunks:,} "
-               f"chunk{'s' if loss_chunks > 1 else ''}.")
+        template = (_("That is the ledger's {total} (model states and every layer's activations) less the "
+                      "{gradients} of gradients not yet allocated, plus {loss} of logits and loss in {chunks} chunks.")
+                    if loss_chunks > 1 else
+                    _("That is the ledger's {total} (model states and every layer's activations) less the "
+                      "{gradients} of gradients not yet allocated, plus {loss} of logits and loss in {chunks} chunk."))
+        why = template.format(total=fmt(L.total, 3), gradients=fmt(L.components['gradients'], 3),
+                              loss=fmt(at['logits and loss'], 3), chunks=f"{loss_chunks:,}")
     else:
-        why = (f"That is the ledger's model states, {fmt(L.states, 3)}, with every gradient allocated and every "
-               f"activation freed: the gradients outweigh the activations and the loss.")
+        why = _("That is the ledger's model states, {states}, with every gradient allocated and every activation "
+                "freed: the gradients outweigh the activations and the loss.").format(states=fmt(L.states, 3))
     fits = tl.peak <= cap
-    head = _layout.verdict(f"Peak {fmt(tl.peak, 3)} at event {i + 1} of {len(tl.labels)}: {tl.peak_label}. One "
-                           f"{acc.name.split('-')[0]} holds {units.fmt_capacity(cap)}.", fits,
-                           "Fits." if fits else "Out of memory.")
+    head = _layout.verdict(_("Peak {peak} at event {i} of {n}: {event}. One {card} holds {capacity}.").format(
+        peak=fmt(tl.peak, 3), i=i + 1, n=len(tl.labels), event=_event(tl.peak_label), card=acc.name.split('-')[0],
+        capacity=units.fmt_capacity(cap)), fits, "Fits." if fits else "Out of memory.")
     return head + _layout.para(why, small=True) + fig.html
 
 

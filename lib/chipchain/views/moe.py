@@ -3,6 +3,7 @@ bandwidths, auxiliary-loss-free load balancing and FP8 accumulation with and wit
 from __future__ import annotations
 
 from .. import _check, accumulation, expert_routing, plotting, units
+from .._i18n import gettext as _
 from ._figure import Figure
 
 
@@ -19,9 +20,9 @@ def all_to_all_table(traffic: expert_routing.AllToAllBytes):
     if not isinstance(traffic, expert_routing.AllToAllBytes):
         raise ValueError("traffic must be an expert_routing.AllToAllBytes")
     t = traffic
-    rows = [(f"to and from its {t.top_k} experts' GPUs", t.top_k, t.gpu_dispatch, t.gpu_combine),
-            (f"across the network (at most {t.node_limit} nodes)", t.node_limit, t.node_limit * t.dispatch_per_copy,
-             t.node_limit * t.combine_per_copy)]
+    rows = [(_("to and from its {k} experts' GPUs").format(k=t.top_k), t.top_k, t.gpu_dispatch, t.gpu_combine),
+            (_("across the network (at most {n} nodes)").format(n=t.node_limit), t.node_limit,
+             t.node_limit * t.dispatch_per_copy, t.node_limit * t.combine_per_copy)]
     return pd.DataFrame([{"path": p, "copies": c, "dispatch_kB": d / 1e3, "combine_kB": b / 1e3,
                           "total_kB": (d + b) / 1e3} for p, c, d, b in rows])
 
@@ -58,10 +59,11 @@ def bias_balancing_figure(run: expert_routing.BalanceRun):
     steps = list(range(1, len(run.max_violation) + 1))
     none = [100 * v for v in run.unbiased]
     bias = [100 * v for v in run.max_violation]
-    lab_b = f"bias updated by γ = {run.gamma:g} each step"
-    alt = (f"Two lines over {len(steps)} training steps of the busiest expert's load above the mean: without the "
-           f"bias it stays near {sum(none[-20:]) / len(none[-20:]):.0f} %; with the bias it falls from {bias[0]:.0f} % "
-           f"to about {sum(bias[-20:]) / len(bias[-20:]):.0f} %.")
+    lab_b = _("bias updated by γ = {gamma} each step").format(gamma=f"{run.gamma:g}")
+    alt = _("Two lines over {n} training steps of the busiest expert's load above the mean: without the bias it "
+            "stays near {none} %; with the bias it falls from {start} % to about {end} %.").format(
+        n=len(steps), none=f"{sum(none[-20:]) / len(none[-20:]):.0f}", start=f"{bias[0]:.0f}",
+        end=f"{sum(bias[-20:]) / len(bias[-20:]):.0f}")
     html = plotting.svg_chart(
         lines=[{"x": steps, "y": none, "label": "no bias (router as trained)", "color": plotting.color(1)},
                {"x": steps, "y": bias, "label": lab_b, "color": plotting.color(0)}],
@@ -82,12 +84,19 @@ def accumulation_figure(comparison: accumulation.AccumulationComparison):
               f"promoted to FP32 every {c.promote_every}": [100 * v for v in c.promoted],
               "FP32 accumulator": [100 * v for v in c.fp32]}
     colours = (plotting.color(1), plotting.color(0), "#777")
-    lines = [{"x": ks, "y": ys, "label": k, "color": col, "dash": i == 2}
+    # the series keep their English names in ``data``; the chart names them in the reader's language
+    names = {f"{c.acc_bits}-bit accumulator only": _("{bits}-bit accumulator only").format(bits=c.acc_bits),
+             f"promoted to FP32 every {c.promote_every}": _("promoted to FP32 every {n}").format(n=c.promote_every),
+             "FP32 accumulator": _("FP32 accumulator")}
+    lines = [{"x": ks, "y": ys, "label": names[k], "color": col, "dash": i == 2}
              for i, ((k, ys), col) in enumerate(zip(series.items(), colours))]
     points = [{"x": k, "y": y, "color": col} for (_, ys), col in zip(series.items(), colours) for k, y in zip(ks, ys)]
     fmt = lambda v: f"{v:.3g} %"                                                      # noqa: E731
-    alt = ("Log–log chart of relative error against the inner dimension K (" + ", ".join(f"{k:,}" for k in ks)
-           + "): " + "; ".join(f"{k} from {fmt(ys[0])} to {fmt(ys[-1])}" for k, ys in series.items()) + ".")
+    alt = _("Log–log chart of relative error against the inner dimension K ({ks}): {lines}.").format(
+        ks=_(", ").join(f"{k:,}" for k in ks),
+        lines=_("; ").join(_("{series} from {start} to {end}").format(series=names[k], start=fmt(ys[0]),
+                                                                       end=fmt(ys[-1]))
+                           for k, ys in series.items()))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
                               xticks=[(k, f"{k:,}") for k in ks], xlabel="inner dimension K (elements summed)",
                               ylabel="relative error (%)", alt=alt)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import memory, models, plotting, units, widgets
+from .._i18n import gettext as _
 from ..plotting._svg import _F, _esc, _figure, _width
 from . import _layout
 
@@ -74,7 +75,7 @@ def holdings(scheme, n_ranks, model=MODEL, recompute=RECOMPUTE) -> Holdings:
     parallelism for "tp", else ``dp=n_ranks`` and the scheme's ZeRO stage."""
     if scheme not in SCHEMES:
         raise KeyError(f"scheme {scheme!r} is not one of {', '.join(SCHEMES)}")
-    _, tp, zero = SCHEMES[scheme]
+    tp, zero = SCHEMES[scheme][1:]
     m = models.get(model)
     if tp:
         L = memory.ledger(m, tp=n_ranks, sequence_parallel=True, recompute=recompute)
@@ -110,8 +111,9 @@ def sharding_figure(scheme, n_ranks, model=MODEL, recompute=RECOMPUTE) -> str:
     c0 = _width("GPU") + 0.6 * _F
     cw = (W - c0) / len(PARTS)
     head_h, row_h = 2.6 * _F, 2.45 * _F
-    out = [f'<text x="0" y="{2.05 * _F:.1f}" fill="#333">GPU</text>']
+    out = [f'<text x="0" y="{2.05 * _F:.1f}" fill="#333">{_esc("GPU")}</text>']
     for j, part in enumerate(PARTS):
+        part = _(part)                          # split as the reader reads it (a Chinese head has no space)
         words = part.split(" ") if _width(part) > cw - 0.3 * _F else [part]     # "optimizer states" on two lines
         for k, w in enumerate(words):
             out.append(f'<text x="{c0 + (j + 0.5) * cw:.1f}" y="{(2.05 - 1.1 * (len(words) - 1 - k)) * _F:.1f}" '
@@ -128,15 +130,17 @@ def sharding_figure(scheme, n_ranks, model=MODEL, recompute=RECOMPUTE) -> str:
                        f'fill="#333">{_esc(units.fmt_bytes(p.per_rank[part], 3))}</text>')
     y = head_h + n_ranks * row_h + 0.2 * _F
     out.append(f'<line x1="0" y1="{y:.1f}" x2="{W}" y2="{y:.1f}" stroke="#888"/>')
-    out.append(f'<text x="0" y="{y + 1.1 * _F:.1f}" fill="#333">each</text>')
+    out.append(f'<text x="0" y="{y + 1.1 * _F:.1f}" fill="#333">{_esc("each")}</text>')
     for j, part in enumerate(PARTS):
         out.append(f'<text x="{c0 + (j + 0.5) * cw:.1f}" y="{y + 1.1 * _F:.1f}" text-anchor="middle" fill="#000" '
                    f'font-weight="600">{_esc(p.fractions[part])}</text>')
     H = y + 1.5 * _F
     label = SCHEMES[scheme][0]
-    alt = (f"What each of {n_ranks} GPUs holds under {label} for {p.model}: "
-           + "; ".join(f"{k} {p.fractions[k]}, {units.fmt_bytes(v, 3)}" for k, v in p.per_rank.items())
-           + f"; {units.fmt_bytes(p.total, 3)} per GPU.")
+    alt = _("What each of {n} GPUs holds under {scheme} for {model}: {parts}; {total} per GPU.").format(
+        n=n_ranks, scheme=_(label), model=p.model, total=units.fmt_bytes(p.total, 3),
+        parts=_("; ").join(_("{part} {share}, {bytes}").format(part=_(k), share=_(p.fractions[k]),
+                                                              bytes=units.fmt_bytes(v, 3))
+                            for k, v in p.per_rank.items()))
     return _figure("".join(out), H, alt)
 
 
@@ -144,8 +148,10 @@ def _view(scheme, n_ranks) -> str:
     p = holdings(scheme, n_ranks)
     label = SCHEMES[scheme][0]
     m = models.get(p.model)
-    head = _layout.verdict(f"{label} over {n_ranks} GPUs: each holds {units.fmt_bytes(p.total, 3)} of {m.name} "
-                           f"(one {m.seq:,}-token sequence per GPU, selective recomputation).", None)
+    head = _layout.verdict(_("{scheme} over {n} GPUs: each holds {total} of {model} (one {seq}-token sequence per "
+                             "GPU, selective recomputation).").format(scheme=_(label), n=n_ranks,
+                                                                      total=units.fmt_bytes(p.total, 3),
+                                                                      model=m.name, seq=f"{m.seq:,}"), None)
     return head + sharding_figure(scheme, n_ranks) + _layout.para(_LAB[scheme], small=True)
 
 
