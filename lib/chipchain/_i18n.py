@@ -165,9 +165,13 @@ def needs_translation(text) -> bool:
     (False, False, False)
     >>> needs_translation("does not fit"), needs_translation("步时间"), needs_translation("Llama-3-70B on 2,048 GPUs")
     (True, False, True)
+    >>> needs_translation("LLaMA-7B, LLaMA-13B and LLaMA-65B")      # published runs' names
+    False
     """
     s = str(text)
     if not s.strip() or _CJK.search(s):
+        return False
+    if _is_record(s):
         return False
     for word in re.findall(r"[A-Za-z][A-Za-z'’]*(?:[-/.][A-Za-z0-9]+)*", s):
         if word in _INVARIANT or word.rstrip(".") in _INVARIANT or _is_name(word):
@@ -211,6 +215,27 @@ def _catalog_names() -> set:
                 if value:
                     names.update(re.findall(r"[A-Za-z][A-Za-z0-9'’]*(?:[-/.][A-Za-z0-9]+)*", value))
     return names
+
+
+_records_cache: set | None = None
+
+
+def _is_record(text: str) -> bool:
+    """The whole text is a registry record's name (a published run such as "Qwen3-30B-A3B on 8 H100-SXM (bf16)", a
+    node "DGX H100 node"), or a list of them ("A, B and C"): a name, which stays as published."""
+    global _records_cache
+    if _records_cache is None:
+        _records_cache = set()
+        for filename, keys in (("published_runs.csv", ("run",)), ("systems.csv", ("name", "node_name")),
+                               ("accelerators.csv", ("name",)), ("models.csv", ("name",))):
+            try:
+                rows = _data.rows(filename)
+            except FileNotFoundError:
+                continue
+            for row in rows:
+                _records_cache.update(row[k].strip() for k in keys if row.get(k))
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
+    return bool(parts) and all(p in _records_cache for p in parts)
 
 
 _reported: set = set()
