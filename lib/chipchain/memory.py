@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _check, _data, activations, hardware, models, units
+from ._i18n import gettext as _
 
 __all__ = ["layer_activation_bytes", 
     "Recipe", "RECIPES", "recipe", "recipe_names", "state_breakdown", "state_bytes", "rule_of_thumb_ledger",
@@ -246,8 +247,10 @@ class Fit:
     @property
     def message(self) -> str:
         if self.fits:
-            return f"fits on {self.accelerator} with {units.fmt_bytes(self.margin)} to spare"
-        return f"OOM on {self.accelerator} by {units.fmt_bytes(-self.margin)}"
+            return _("fits on {accelerator} with {margin} to spare").format(accelerator=self.accelerator,
+                                                                          margin=units.fmt_bytes(self.margin))
+        return _("OOM on {accelerator} by {deficit}").format(accelerator=self.accelerator,
+                                                             deficit=units.fmt_bytes(-self.margin))
 
 
 @dataclass(frozen=True)

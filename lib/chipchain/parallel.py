@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 
 from . import _check, activations, comms, links, memory, models, schedules, systems
+from ._i18n import gettext as _
 from .units import fmt_percent
 
 __all__ = ["Plan", "validate", "Group", "Placement", "placement", "bubble_fraction", "idle_share",
@@ -97,8 +98,10 @@ class Plan:
     def __str__(self) -> str:
         return (f"TP {self.tp}" + (f" × CP {self.cp}" if self.cp > 1 else "") + f" × PP {self.pp} × DP {self.dp}"
                 + (f" × EP {self.ep}" if self.ep > 1 else "")
-                + f", ZeRO-{self.zero}, {self.microbatches} micro-batches of {self.microbatch}"
-                + (f", {self.offload_layers} layers' activations offloaded" if self.offload_layers else ""))
+                + _(", ZeRO-{zero}, {m} micro-batches of {size}").format(zero=self.zero, m=self.microbatches,
+                                                                          size=self.microbatch)
+                + (_(", {n} layers' activations offloaded").format(n=self.offload_layers) if self.offload_layers
+                   else ""))
 
 
 def _cluster(cluster, n_gpus, plan) -> systems.Cluster:
@@ -167,20 +170,23 @@ def validate(plan: Plan, model, cluster="A100", *, n_gpus=None) -> tuple:
     warnings = []
     if m.layers % (plan.pp * plan.virtual_stages):
         k = stage_layers(m.layers, plan.pp * plan.virtual_stages)
-        warnings.append(f"{m.layers} layers do not divide into {plan.pp * plan.virtual_stages} stages: they hold "
-                        f"{min(k)} to {max(k)} layers, and the fullest sets the pipeline's pace")
+        warnings.append(_("{layers} layers do not divide into {stages} stages: they hold {least} to {most} layers, "
+                          "and the fullest sets the pipeline's pace").format(
+            layers=m.layers, stages=plan.pp * plan.virtual_stages, least=min(k), most=max(k)))
     if plan.tp > g:
-        warnings.append(f"TP = {plan.tp} spans {math.ceil(plan.tp / g)} nodes of {g} GPUs: its all-reduces, four "
-                        f"per layer per micro-batch, leave NVLink")
+        warnings.append(_("TP = {tp} spans {nodes} nodes of {g} GPUs: its all-reduces, four per layer per "
+                          "micro-batch, leave NVLink").format(tp=plan.tp, nodes=math.ceil(plan.tp / g), g=g))
     if plan.pp > 1 and plan.microbatches < plan.pp:
-        warnings.append(f"{plan.microbatches} micro-batches for {plan.pp} stages: the pipeline never fills "
-                        f"(bubble {fmt_percent(bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages), decimals=0)} of ideal)")
+        warnings.append(_("{m} micro-batches for {pp} stages: the pipeline never fills (bubble {bubble} of "
+                          "ideal)").format(m=plan.microbatches, pp=plan.pp, bubble=fmt_percent(
+                              bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages), decimals=0)))
     if plan.zero >= 2 and plan.pp > 1:
-        warnings.append(f"ZeRO-{plan.zero} with pipeline parallelism: DeepSpeed supports only ZeRO-1 with PP")
+        warnings.append(_("ZeRO-{zero} with pipeline parallelism: DeepSpeed supports only ZeRO-1 with PP").format(
+            zero=plan.zero))
     if plan.zero > 0 and plan.dp == 1:
-        warnings.append(f"ZeRO-{plan.zero} with dp = 1 shards nothing")
+        warnings.append(_("ZeRO-{zero} with dp = 1 shards nothing").format(zero=plan.zero))
     if plan.sequence_parallel and plan.tp == 1:
-        warnings.append("sequence parallelism without tensor parallelism changes nothing")
+        warnings.append(_("sequence parallelism without tensor parallelism changes nothing"))
     return tuple(warnings)
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from .._lazy import np
 
 from .. import _check, comms, hardware, links, models, plotting, ringsim, steptime, systems, tables, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure
 
@@ -66,10 +67,11 @@ def links_figure(names=CHART_LINKS):
     def gbps(v):
         return f"{v:,.4g}"
 
-    rows = [(f"{lk.name} ({gbps(lk.bidirectional_bandwidth / units.GB)} GB/s both directions)",
+    rows = [(_("{name} ({bandwidth} GB/s both directions)").format(
+                 name=lk.name, bandwidth=gbps(lk.bidirectional_bandwidth / units.GB)),
              lk.bandwidth_per_direction / units.GB, colours[lk.kind]) for lk in lks]
-    alt = ("Horizontal bars, log scale, of per-direction link bandwidth: "
-           + "; ".join(f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks) + ".")
+    alt = _("Horizontal bars, log scale, of per-direction link bandwidth: {bars}.").format(
+        bars="; ".join(f"{lk.name} {gbps(lk.bandwidth_per_direction / units.GB)} GB/s" for lk in lks))
     html = plotting.svg_hbars(rows, xlabel="bandwidth per direction (GB/s)", log=True, alt=alt,
                               unit_format=lambda v: f"{gbps(v)} GB/s", legend=[(k, colours[k]) for k in kinds])
     text = "Per-direction bandwidth: " + "; ".join(
@@ -100,12 +102,15 @@ def allreduce_size_figure(cluster="DGX-H100", n_gpus=64, sizes=None):
         curves[algo] = ys
         lines.append({"x": xs, "y": ys, "label": LABELS[algo], "color": plotting.color(i), "dash": algo == "tree"})
     fastest = [(x, min(curves, key=lambda a: curves[a][k])) for k, x in ((0, xs[0]), (len(xs) - 1, xs[-1]))]
-    title = f"{n:,} GPUs, {node.gpus_per_node} per node: {node.intra.name} inside, {node.inter.name} between"
-    alt = (f"Log–log chart of all-reduce time against message size from {units.fmt_bytes(xs[0])} to "
-           f"{units.fmt_bytes(xs[-1])} on {title}: "
-           + "; ".join(f"{LABELS[a]} {units.fmt_duration(curves[a][0])} to {units.fmt_duration(curves[a][-1])}"
-                       for a in curves)
-           + f". Fastest for the smallest message: {LABELS[fastest[0][1]]}; for the largest: {LABELS[fastest[1][1]]}.")
+    title = _("{n} GPUs, {per_node} per node: {intra} inside, {inter} between").format(
+        n=f"{n:,}", per_node=node.gpus_per_node, intra=node.intra.name, inter=node.inter.name)
+    alt = _("Log–log chart of all-reduce time against message size from {smallest} to {largest} on {title}: "
+            "{curves}. Fastest for the smallest message: {fastest_small}; for the largest: {fastest_large}.").format(
+        smallest=units.fmt_bytes(xs[0]), largest=units.fmt_bytes(xs[-1]), title=title,
+        curves="; ".join(_("{algorithm} {first} to {last}").format(
+            algorithm=_(LABELS[a]), first=units.fmt_duration(curves[a][0]), last=units.fmt_duration(curves[a][-1]))
+            for a in curves),
+        fastest_small=_(LABELS[fastest[0][1]]), fastest_large=_(LABELS[fastest[1][1]]))
     html = plotting.svg_chart(lines=lines, xlog=True, ylog=True, xlabel="message size M per GPU (bytes)",
                               ylabel="all-reduce time (s)", xformat="si", height=320, title=title, alt=alt)
     text = (f"All-reduce on {title}: fastest at {units.fmt_bytes(xs[0])} is {LABELS[fastest[0][1]]}, at "
@@ -189,9 +194,11 @@ def scaling_efficiency_figure(model, batch_tokens, efficiency=0.4, gpu_counts=No
         lines.append({"x": list(df.index), "y": ys, "label": label, "color": plotting.color(i)})
         points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(df.index, ys)]
     ticks = [(c, f"{c:,}") for c in (counts if len(counts) <= 6 else counts[::2])]
-    alt = (f"Line chart, log x axis from {counts[0]:,} to {counts[-1]:,} GPUs, of data-parallel scaling efficiency "
-           f"(speedup / GPUs), fastest all-reduce at each count: "
-           + "; ".join(f"{k} from {v[0]:.2f} to {v[-1]:.2f}" for k, v in eff.items()) + ".")
+    alt = _("Line chart, log x axis from {first} to {last} GPUs, of data-parallel scaling efficiency "
+            "(speedup / GPUs), fastest all-reduce at each count: {lines}.").format(
+        first=f"{counts[0]:,}", last=f"{counts[-1]:,}",
+        lines="; ".join(_("{design} from {first} to {last}").format(design=k, first=f"{v[0]:.2f}", last=f"{v[-1]:.2f}")
+                        for k, v in eff.items()))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylim=(0, 1.05), xticks=ticks,
                               yticks=[0, 0.25, 0.5, 0.75, 1.0], yformat=lambda v: f"{v:.2f}",
                               xlabel="GPUs (log scale)", ylabel="scaling efficiency (speedup / GPUs)", height=320,
@@ -227,19 +234,21 @@ def allreduce_explorer():
         svg = plotting.svg_chart(lines=lines, vlines=[{"x": nbytes, "label": str(size)}],
                                  xlog=True, ylog=True, xlabel="message size per GPU (bytes)",
                                  ylabel="all-reduce time (s)", height=280,
-                                 alt=f"all-reduce time against message size on {n_gpus:,} GPUs: ring, unpipelined "
-                                     f"binary tree, NCCL's double binary tree, hierarchical; {best['algorithm']} is "
-                                     f"fastest at {size}")
+                                 alt=_("all-reduce time against message size on {n} GPUs: ring, unpipelined "
+                                       "binary tree, NCCL's double binary tree, hierarchical; {algorithm} is "
+                                       "fastest at {size}").format(n=f"{n_gpus:,}", algorithm=_(best["algorithm"]),
+                                                                   size=size))
         table = tables.show(pd.DataFrame(rows), columns={
-            "algorithm": "Algorithm", "time": tables.Col(f"Time for {size}", _seconds),
-            "share": tables.Col(f"Share of a step with {_seconds(compute)} of compute",
+            "algorithm": "Algorithm", "time": tables.Col(_("Time for {size}").format(size=size), _seconds),
+            "share": tables.Col(_("Share of a step with {compute} of compute").format(compute=_seconds(compute)),
                                 lambda v: str(units.fmt_percent(v)))}).html
         ok = best["time"] <= 0.2 * compute
         verdict = _layout.verdict(
-            f"Fastest: {best['algorithm']}, {_seconds(best['time'])} for {size} on {n_gpus:,} GPUs — "
-            + ("below ~20 % of compute: fine for data parallelism." if ok else
-               "above ~20 % of compute: time for bigger local batches, gradient accumulation, a faster fabric or "
-               "another split."), ok)
+            (_("Fastest: {algorithm}, {time} for {size} on {n} GPUs — below ~20 % of compute: fine for data "
+               "parallelism.") if ok else
+             _("Fastest: {algorithm}, {time} for {size} on {n} GPUs — above ~20 % of compute: time for bigger local "
+               "batches, gradient accumulation, a faster fabric or another split.")).format(
+                algorithm=_(best["algorithm"]), time=_seconds(best["time"]), size=size, n=f"{n_gpus:,}"), ok)
         return verdict + svg + table
 
     return widgets.explore(render, [
@@ -266,23 +275,26 @@ def scaling_explorer():
             hlines=[{"y": 0.5, "label": "0.5"}], xlog=True, ylim=(0, 1), xlabel="GPUs (log scale)",
             ylabel="scaling efficiency (speedup / GPUs)", legend="none", height=260,
             xticks=[(n, f"{n:,}") for n in (counts if len(counts) <= 8 else counts[::2])],
-            alt=f"scaling efficiency from {eff.iloc[0]:.2f} at 8 GPUs to {eff.iloc[-1]:.2f} at {counts[-1]:,} GPUs")
+            alt=_("scaling efficiency from {first} at 8 GPUs to {last} at {n} GPUs").format(
+                first=f"{eff.iloc[0]:.2f}", last=f"{eff.iloc[-1]:.2f}", n=f"{counts[-1]:,}"))
         half = [n for n, e in eff.items() if e < 0.5]
-        tail = (f"Efficiency drops below 0.5 at {half[0]:,} GPUs." if half else
-                f"Efficiency stays above 0.5 up to {counts[-1]:,} GPUs.")
+        tail = (_("Efficiency drops below 0.5 at {n} GPUs.").format(n=f"{half[0]:,}") if half else
+                _("Efficiency stays above 0.5 up to {n} GPUs.").format(n=f"{counts[-1]:,}"))
         if counts[-1] < 4096:
-            tail += (f" Beyond {counts[-1]:,} GPUs this batch leaves a GPU less than one 2,048-token sequence: "
-                     "pure data parallelism stops there.")
+            tail = _("{sentence} Beyond {n} GPUs this batch leaves a GPU less than one 2,048-token sequence: "
+                     "pure data parallelism stops there.").format(sentence=tail, n=f"{counts[-1]:,}")
         shown = df.loc[sorted({8, 64, counts[-1]} & set(counts))].reset_index()
         table = tables.show(shown, columns={
             "gpus": "GPUs", "compute s": tables.Col("Compute per step", _seconds),
             "comm s": tables.Col("All-reduce", _seconds), "efficiency": tables.Col("Efficiency", ".2f"),
             "algorithm": tables.Col("Fastest algorithm", lambda a: LABELS.get(a, a))}).html
-        return (_layout.verdict(f"Efficiency {eff.iloc[0]:.2f} at {counts[0]:,} GPUs, {eff.iloc[-1]:.2f} at "
-                                f"{counts[-1]:,}. {tail}", eff.iloc[-1] >= 0.5) + svg
-                + _layout.para(f"{model} ({units.fmt_number(models.get(model).params / 1e9)}B parameters) on 2,048-token "
-                               f"sequences, {units.fmt_number(batch / 1e6)}M tokens per step, gradients in BF16, "
-                               f"{units.fmt_percent(overlap)} of communication overlapped.", small=True) + table)
+        return (_layout.verdict(_("Efficiency {first} at {n0} GPUs, {last} at {n1}. {tail}").format(
+                    first=f"{eff.iloc[0]:.2f}", n0=f"{counts[0]:,}", last=f"{eff.iloc[-1]:.2f}", n1=f"{counts[-1]:,}",
+                    tail=tail), eff.iloc[-1] >= 0.5) + svg
+                + _layout.para(_("{model} ({params}B parameters) on 2,048-token sequences, {batch}M tokens per step, "
+                                 "gradients in BF16, {overlap} of communication overlapped.").format(
+                    model=model, params=units.fmt_number(models.get(model).params / 1e9),
+                    batch=units.fmt_number(batch / 1e6), overlap=units.fmt_percent(overlap)), small=True) + table)
 
     return widgets.explore(render, [
         widgets.Choice("topology", "Topology", topologies()),
@@ -329,8 +341,8 @@ def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
     body = []
     for c in range(n):
         body.append(dg.text(label_w + (c + 0.5) * cw, top - 0.35 * dg.TEXT, f"c{c}", anchor="middle"))
-    senders = {(src, c) for src, _, c in st.sends}
-    receivers = {(dst, c) for _, dst, c in st.sends}
+    senders = {(src, c) for src, _dst, c in st.sends}
+    receivers = {(dst, c) for _src, dst, c in st.sends}
     for r in range(n):
         y = top + r * ch
         body.append(dg.text(0, y + 0.65 * ch + 0.3 * dg.TEXT, f"rank {r}"))
@@ -351,11 +363,15 @@ def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
                                 anchor="middle"))
     height = top + n * ch + 4
     name = "ring" if algorithm == "ring" else "binary tree (unpipelined)"
-    sends = "; ".join(f"{s} → {d}" + ("" if c is None else f" (chunk c{c})") for s, d, c in st.sends)
-    alt = (f"{name} all-reduce on {n} ranks, {'start' if k == 0 else f'after step {k} of {last}'} "
-           f"({_PHASE[st.phase]}): a {n} × {n} grid of ranks by chunks; "
-           + (f"sends: {sends}; " if sends else "")
-           + f"{sum(len(w) == n for row in st.holds for w in row)} of {n * n} chunk copies hold the full sum.")
+    sends = "; ".join(f"{s} → {d}" if c is None else _("{src} → {dst} (chunk c{chunk})").format(src=s, dst=d, chunk=c)
+                      for s, d, c in st.sends)
+    full = sum(len(w) == n for row in st.holds for w in row)
+    alt = (_("{algorithm} all-reduce on {n} ranks, {when} ({phase}): a {n} × {n} grid of ranks by chunks; sends: "
+             "{sends}; {full} of {cells} chunk copies hold the full sum.") if sends else
+           _("{algorithm} all-reduce on {n} ranks, {when} ({phase}): a {n} × {n} grid of ranks by chunks; "
+             "{full} of {cells} chunk copies hold the full sum.")).format(
+        algorithm=_(name), n=n, when=_("start") if k == 0 else _("after step {k} of {last}").format(k=k, last=last),
+        phase=_(_PHASE[st.phase]), sends=sends, full=full, cells=n * n)
     grid = plotting.svg_diagram("".join(body), height, alt=alt, legend=[
         ("sent in this step", send_c, "box"), ("received (added, or stored)", "#000", "dash"),
         ("copy holds all ranks' data", plotting.color(2), "box"), ("a partial sum", _shade(max(n // 2, 1), n), "box")])
@@ -366,29 +382,38 @@ def allreduce_step_view(algorithm, n_ranks, step, nbytes=STEP_NBYTES) -> str:
 
     if algorithm == "ring":
         goal = comms.allreduce_bytes_per_rank(nbytes, n)
-        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
-                 ("each rank sends", str(size(st.sent[0])) if k else "—", f"M/n = {size(per_send)} a step"),
-                 ("sent so far, per rank", str(size(st.total[0])), f"ends at 2(n−1)/n · M = {size(goal)}")]
+        cards = [("step", _("{k} of {n}").format(k=k, n=last), _PHASE[st.phase]),
+                 ("each rank sends", str(size(st.sent[0])) if k else "—",
+                  _("M/n = {size} a step").format(size=size(per_send))),
+                 ("sent so far, per rank", str(size(st.total[0])),
+                  _("ends at 2(n−1)/n · M = {size}").format(size=size(goal)))]
     else:
-        cards = [("step", f"{k} of {last}", _PHASE[st.phase]),
-                 ("ranks sending", f"{len(st.sends)} of {n}" if k else "—", f"the whole M = {size(nbytes)} each"),
-                 ("most sent by one rank", str(size(total)), f"ends at {size(max(end))}"),
-                 ("sent by all ranks", str(size(sum(st.total))), f"ends at 2(n−1)·M = {size(sum(end))}")]
+        cards = [("step", _("{k} of {n}").format(k=k, n=last), _PHASE[st.phase]),
+                 ("ranks sending", _("{k} of {n}").format(k=len(st.sends), n=n) if k else "—",
+                  _("the whole M = {size} each").format(size=size(nbytes))),
+                 ("most sent by one rank", str(size(total)), _("ends at {size}").format(size=size(max(end)))),
+                 ("sent by all ranks", str(size(sum(st.total))),
+                  _("ends at 2(n−1)·M = {size}").format(size=size(sum(end))))]
     if k == last:
-        done = (f"Done: every rank holds all {n} chunks summed over all {n} ranks, after {last} steps. "
-                + (f"Each rank sent {size(end[0])} — 2(n−1)/n · M, the least any all-reduce can send."
-                   if algorithm == "ring" else
-                   f"The ranks sent {size(sum(end))} in all, as much as the ring, but each step carries the whole "
-                   f"message, so the time is {last} × M/B instead of the ring's 2(n−1)/n × M/B."))
+        done = (_("Done: every rank holds all {n} chunks summed over all {n} ranks, after {last} steps. Each rank "
+                  "sent {sent} — 2(n−1)/n · M, the least any all-reduce can send.").format(
+                    n=n, last=last, sent=size(end[0])) if algorithm == "ring" else
+                _("Done: every rank holds all {n} chunks summed over all {n} ranks, after {last} steps. The ranks sent "
+                  "{sent} in all, as much as the ring, but each step carries the whole message, so the time is "
+                  "{last} × M/B instead of the ring's 2(n−1)/n × M/B.").format(n=n, last=last, sent=size(sum(end))))
         if step > last:
-            done = (f"The {'ring' if algorithm == 'ring' else 'tree'} on {n} ranks has only {last} steps; this is "
-                    f"its final state. " + done)
+            done = (_("The ring on {n} ranks has only {last} steps; this is its final state. {done}")
+                    if algorithm == "ring" else
+                    _("The tree on {n} ranks has only {last} steps; this is its final state. {done}")).format(
+                n=n, last=last, done=done)
         tail = _layout.verdict(done, True)
     elif k == 0:
-        tail = _layout.para(f"Each rank starts with its own {size(nbytes)} buffer, cut into {n} chunks c0–c{n - 1}; "
-                            f"a cell reads 1/{n}: that copy holds one rank's data.")
+        tail = _layout.para(_("Each rank starts with its own {size} buffer, cut into {n} chunks c0–c{last}; a cell "
+                              "reads 1/{n}: that copy holds one rank's data.").format(size=size(nbytes), n=n,
+                                                                                     last=n - 1))
     else:
-        tail = _layout.para(f"Step {k} ({_PHASE[st.phase]}): {sends}.", small=True)
+        tail = _layout.para(_("Step {k} ({phase}): {sends}.").format(k=k, phase=_(_PHASE[st.phase]), sends=sends),
+                            small=True)
     return _layout.headline(cards) + grid + tail
 
 

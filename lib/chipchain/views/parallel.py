@@ -15,6 +15,7 @@ import html
 from .._lazy import np
 
 from .. import commbound, hardware, memory, parallel, plans, plotting, schedules, tables, traffic, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure
 from ..units import fmt_bytes, fmt_capacity, fmt_duration, fmt_percent
@@ -77,16 +78,21 @@ def zero_tradeoff_figure(params, dps=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 102
     dps = list(dps)
     data = {names[z]: [memory.zero_bytes_per_gpu(params, d, z, recipe) / 1e9 for d in dps] for z in range(4)}
     lines = [{"x": dps, "y": ys, "color": plotting.color(z),
-              "label": f"{names[z]}: traffic {traffic.zero_traffic_factor(z):g}Ψ per step"}
+              "label": _("{stage}: traffic {factor}Ψ per step").format(
+                  stage=_(names[z]), factor=f"{traffic.zero_traffic_factor(z):g}")}
              for z, ys in enumerate(data.values())]
     points = [{"x": d, "y": y, "color": plotting.color(z)} for z, ys in enumerate(data.values())
               for d, y in zip(dps, ys)]
     cap = capacity / 1e9
-    alt = (f"Log–log lines of memory per GPU against data-parallel degree from {dps[0]:,} to {dps[-1]:,}: "
-           + "; ".join(f"{k} from {ys[0]:,.0f} to {ys[-1]:,.1f} GB" for k, ys in data.items())
-           + f"; a dashed line marks one {accelerator}, {fmt_capacity(capacity)}.")
+    alt = _("Log–log lines of memory per GPU against data-parallel degree from {first} to {last}: {lines}; a dashed "
+            "line marks one {accelerator}, {capacity}.").format(
+        first=f"{dps[0]:,}", last=f"{dps[-1]:,}", accelerator=accelerator, capacity=fmt_capacity(capacity),
+        lines="; ".join(_("{stage} from {first} to {last} GB").format(stage=_(k), first=f"{ys[0]:,.0f}",
+                                                                       last=f"{ys[-1]:,.1f}")
+                        for k, ys in data.items()))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
-                              hlines=[{"y": cap, "label": f"one {accelerator} holds {fmt_capacity(capacity)}"}],
+                              hlines=[{"y": cap, "label": _("one {accelerator} holds {capacity}").format(
+                                  accelerator=accelerator, capacity=fmt_capacity(capacity))}],
                               xlabel="data-parallel degree N_d (GPUs)", ylabel="model states per GPU (GB)",
                               alt=alt, height=320)
     text = "; ".join(f"{k}: {ys[0]:,.1f} GB at {dps[0]:,} → {ys[-1]:,.2f} GB at {dps[-1]:,}"
@@ -103,16 +109,22 @@ def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024,
     plan = parallel.Plan(tp=tp, pp=pp, dp=n_gpus // (tp * pp), zero=zero, microbatches=microbatches,
                          sequence_parallel=tp > 1, recompute=recompute)
     a = plans.analyze(plan, model, cluster, n_gpus=n_gpus, framework=framework)
-    segs = [(k, v / 1e9) for k, v in a.ledger.components.items() if v > 0]
-    alt = f"Memory per GPU for {plan}: {fmt_bytes(a.ledger.total)}; {a.fit.message}"
-    bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9, capacity_label=f"{a.fit.accelerator} holds",
+    # the ledger's parts in the reader's language here: the chart joins each name to its value ("weights: 5.5 GB")
+    segs = [(_(k), v / 1e9) for k, v in a.ledger.components.items() if v > 0]
+    alt = _("Memory per GPU for {plan}: {total}; {fit}").format(plan=plan, total=fmt_bytes(a.ledger.total),
+                                                                fit=a.fit.message)
+    bar = plotting.svg_bars(segs, capacity=a.fit.capacity / 1e9,
+                            capacity_label=_("{accelerator} holds").format(accelerator=a.fit.accelerator),
                             unit_format=lambda v: f"{v:,.1f} GB", xlabel="memory per GPU (GB)", alt=alt)
-    head = _layout.verdict(f"{plan} ({plan.batch:,} sequences per step): {a.fit.message}.", a.fit.fits)
+    head = _layout.verdict(_("{plan} ({n} sequences per step): {fit}.").format(
+        plan=plan, n=f"{plan.batch:,}", fit=a.fit.message), a.fit.fits)
     cards = _layout.headline([
         ("predicted step", str(fmt_duration(a.step_seconds)),
-         f"compute {fmt_duration(a.compute_seconds)}; MFU {fmt_percent(a.step.mfu)} (chapter 14's model)"),
-        ("pipeline bubble", str(fmt_percent(a.bubble)), f"of ideal time; idle share {fmt_percent(a.idle)}"),
-        ("memory per GPU", str(fmt_bytes(a.ledger.total)), f"of {fmt_capacity(a.fit.capacity)}",
+         _("compute {compute}; MFU {mfu} (chapter 14's model)").format(compute=fmt_duration(a.compute_seconds),
+                                                                       mfu=fmt_percent(a.step.mfu))),
+        ("pipeline bubble", str(fmt_percent(a.bubble)),
+         _("of ideal time; idle share {idle}").format(idle=fmt_percent(a.idle))),
+        ("memory per GPU", str(fmt_bytes(a.ledger.total)), _("of {capacity}").format(capacity=fmt_capacity(a.fit.capacity)),
          _layout.GOOD if a.fit.fits else _layout.BAD)])
     traffic = pd.DataFrame([{"kind": c.kind, "link": c.link, "count": c.count, "sent": c.sent_bytes,
                              "time": c.seconds} for c in a.comm])
@@ -120,8 +132,10 @@ def _plan_view(tp, pp, zero, microbatches, recompute, model="175B", n_gpus=1024,
                                           "sent": tables.Col("Sent / GPU", lambda v: str(fmt_bytes(v, 3))),
                                           "time": tables.Col("Time", lambda v: str(fmt_duration(v)))},
                         caption="Traffic per GPU per step").html
-    where = "; ".join(f"{k.upper()} {v.size}: {v.scope} ({v.link.name})" for k, v in a.placement.items())
-    tail = _layout.para(f"Placement: {where}.", small=True)
+    where = "; ".join(_("{dimension} {size}: {scope} ({link})").format(dimension=k.upper(), size=v.size,
+                                                                         scope=_(v.scope), link=v.link.name)
+                      for k, v in a.placement.items())
+    tail = _layout.para(_("Placement: {where}.").format(where=where), small=True)
     warn = "".join(f"<li>{html.escape(w)}</li>" for w in a.warnings)
     return head + cards + bar + table + tail + (f'<ul style="color:{_layout.BAD}">{warn}</ul>' if warn else "")
 
@@ -150,14 +164,14 @@ def _search_view(model, n_gpus, cluster):
                         "recompute": c.plan.recompute + (" + SP" if c.plan.sequence_parallel else ""),
                         "memory": c.memory_bytes, "step": c.step_seconds} for i, c in enumerate(found)])
     best = found[0]
-    head = _layout.verdict(f"Fastest plan that fits: {best.plan} — {fmt_duration(best.step_seconds)} per step, "
-                           f"{fmt_bytes(best.memory_bytes, 3)} per GPU.", None)
+    head = _layout.verdict(_("Fastest plan that fits: {plan} — {step} per step, {memory} per GPU.").format(
+        plan=best.plan, step=fmt_duration(best.step_seconds), memory=fmt_bytes(best.memory_bytes, 3)), None)
     return head + tables.show(df, columns={
         "rank": "#", "plan": "Plan", "recompute": "Recomputation",
         "memory": tables.Col("Memory per GPU", lambda v: str(fmt_bytes(v, 3))),
         "step": tables.Col("Step time", lambda v: str(fmt_duration(v)))},
-        caption=f"The five fastest plans that fit, {found[0].plan.batch:,} sequences per step (Megatron-LM 2022; "
-                "predicted by chapter 14's step model)").html
+        caption=_("The five fastest plans that fit, {n} sequences per step (Megatron-LM 2022; predicted by chapter "
+                  "14's step model)").format(n=f"{found[0].plan.batch:,}")).html
 
 
 @widgets.explorer
@@ -185,9 +199,9 @@ def commbound_table(nodes=("A100", "H100"), tp=8, ep=64):
     ts = [commbound.critical_values(n, tp=tp, ep=ep) for n in nodes]
     rows = [("DP: gradient all-reduce", "tokens per GPU per step", "inter", "dp_tokens"),
             ("FSDP / ZeRO-3: gathers + reduce-scatter", "tokens per GPU per step", "inter", "fsdp_tokens"),
-            (f"TP {tp}: two all-reduces per layer", "hidden size h", "intra", "tp_hidden"),
+            (_("TP {tp}: two all-reduces per layer").format(tp=tp), "hidden size h", "intra", "tp_hidden"),
             ("PP: one send per micro-batch", "h × layers per stage", "inter", "pp_depth"),
-            (f"EP {ep}: dispatch + combine", "expert FFN width", "inter", "ep_ffn"),
+            (_("EP {ep}: dispatch + combine").format(ep=ep), "expert FFN width", "inter", "ep_ffn"),
             ("CP / ring attention (in node)", "tokens per GPU (chunk)", "intra", "cp_chunk_intra"),
             ("CP / ring attention (across nodes)", "tokens per GPU (chunk)", "inter", "cp_chunk_inter")]
     out = []

@@ -8,6 +8,7 @@ True
 from __future__ import annotations
 
 from .. import pipesim, plotting, schedules, widgets
+from .._i18n import gettext as _
 from ..units import fmt_percent
 from . import _layout
 
@@ -42,10 +43,12 @@ def gantt(timeline: pipesim.SimulatedStep, upto=None) -> str:
              f"{o.microbatch + 1}" + ("′" if dual and o.chunk == 1 else "")) for o in tl.ops]
     t = tl.makespan if upto is None else upto
     idle = tl.idle_until(t)
-    where = "the whole step" if t >= tl.makespan else f"the first {t:g} of {tl.makespan:g} time units"
-    alt = (f"Stage-by-time chart of {_NAMES[tl.schedule]} on {tl.pp} stages with {tl.microbatches} micro-batches: "
-           f"the step lasts {tl.makespan:g} units of one forward pass; over {where} the stages are idle "
-           f"{fmt_percent(idle)} of the time (grey).")
+    where = (_("the whole step") if t >= tl.makespan else
+             _("the first {t} of {makespan} time units").format(t=f"{t:g}", makespan=f"{tl.makespan:g}"))
+    alt = _("Stage-by-time chart of {schedule} on {pp} stages with {m} micro-batches: the step lasts {makespan} units "
+            "of one forward pass; over {where} the stages are idle {idle} of the time (grey).").format(
+        schedule=_(_NAMES[tl.schedule]), pp=tl.pp, m=tl.microbatches, makespan=f"{tl.makespan:g}", where=where,
+        idle=fmt_percent(idle))
     return plotting.svg_gantt([f"{s + 1}" for s in range(tl.pp)], bars, {k: KINDS[k] for k in used},
                               xmax=tl.makespan, upto=t, row_title="stage",
                               xlabel="time (units of one forward pass F; B = 2F, W = F)", alt=alt,
@@ -59,8 +62,10 @@ def schedule_view(schedule, pp, microbatches, upto) -> str:
     t = tl.makespan * upto / len(STEPS)
     formula = schedules.idle_share(tl.schedule, pp, microbatches, tl.virtual_stages)
     head = _layout.headline([
-        ("idle share so far", str(fmt_percent(tl.idle_until(t), decimals=1)), f"up to t = {t:g} of {tl.makespan:g}"),
-        ("idle share, whole step (simulated)", str(fmt_percent(tl.idle_share, decimals=1)), f"bubble {tl.bubble:g} F per stage"),
+        ("idle share so far", str(fmt_percent(tl.idle_until(t), decimals=1)),
+         _("up to t = {t} of {makespan}").format(t=f"{t:g}", makespan=f"{tl.makespan:g}")),
+        ("idle share, whole step (simulated)", str(fmt_percent(tl.idle_share, decimals=1)),
+         _("bubble {bubble} F per stage").format(bubble=f"{tl.bubble:g}")),
         ("formula", str(fmt_percent(formula, decimals=1)), _FORMULA[tl.schedule]),
     ])
     return head + gantt(tl, t)
@@ -72,7 +77,8 @@ def _schedule_explorer(schedule, pp, microbatches, title, names=pipesim.DRAWN, d
         widgets.Slider("pp", "Stages p", list(depths), value=pp),
         widgets.Slider("microbatches", "Micro-batches m", list(counts), value=microbatches),
         widgets.Slider("upto", "Time shown", list(STEPS), value=len(STEPS),
-                       fmt=lambda k: "whole step" if k == len(STEPS) else f"{k}/{len(STEPS)} of the step"),
+                       fmt=lambda k: "whole step" if k == len(STEPS) else
+                       _("{k}/{n} of the step").format(k=k, n=len(STEPS))),
     ], title=title)
 
 

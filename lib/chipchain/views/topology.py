@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 from .. import parallel, plotting, systems, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 
 __all__ = ["PLANS", "DIMENSIONS", "topology_view", "topology_explorer"]
@@ -38,11 +39,11 @@ def _dgx(node, group, inter):
     dg = plotting.diagrams
     T, W, g = dg.TEXT, plotting.VIEW_WIDTH, node.gpus_per_node
     members = _members(group, g)
-    other = next((n for n, _ in members if n != 0), 1)
+    other = next((n for n, _gpu in members if n != 0), 1)
     lit0 = {gpu for n, gpu in members if n == 0}
     # inter-node groups with a stride that is a multiple of the node size: GPU k talks to GPU k elsewhere, so the
     # groups that start at the node's eight GPUs use all eight rails at once
-    rails = set(range(g)) if inter and group.stride % g == 0 else ({gpu for _, gpu in members} if inter else set())
+    rails = set(range(g)) if inter and group.stride % g == 0 else ({gpu for _node, gpu in members} if inter else set())
     lit_other = rails if inter else set()
     if inter:
         lit0 = rails
@@ -55,7 +56,8 @@ def _dgx(node, group, inter):
             x = 4 + k * cw
             on = k in lit
             out.append(dg.rect(x + 3, y0 + 1.3 * T, cw - 6, 1.7 * T, fill="#fde3d0" if on else "#f4f4f4",
-                               stroke=_ON if on else "#999", width=3 if on else 1, title=f"{label}, GPU {k}"))
+                               stroke=_ON if on else "#999", width=3 if on else 1,
+                               title=_("{node}, GPU {k}").format(node=label, k=k)))
             out.append(dg.text(x + cw / 2, y0 + 2.45 * T, f"GPU{k}", anchor="middle", fill="#000"))
         return out
 
@@ -76,7 +78,7 @@ def _dgx(node, group, inter):
         return out
 
     # node 0: GPUs, NVSwitch, NICs
-    body += gpus(y, lit0, "node 0")
+    body += gpus(y, lit0, _("node {n}").format(n=0))
     y += 3.3 * T
     for k in range(g):                                      # GPU ↔ NVSwitch
         x = 4 + k * cw + cw / 2
@@ -96,14 +98,15 @@ def _dgx(node, group, inter):
                             width=3 if on else 1.5))
     body.append(dg.rect(4, rail_y, W - 8, 1.5 * T, fill="#fff", stroke="#999", dash=True))
     body.append(dg.text(W / 2, rail_y + 1.05 * T,
-                        f"{node.nics_per_node} rails · {node.inter.name} · {_gbps(node.inter)} per NIC",
+                        _("{n} rails · {link} · {bandwidth} per NIC").format(
+                            n=node.nics_per_node, link=node.inter.name, bandwidth=_gbps(node.inter)),
                         anchor="middle", fill="#000"))
     y = rail_y + 3.2 * T
     body += nics(y, lit_other)
     y += 1.9 * T
     body += switch(y, False)
     y += 1.6 * T
-    body += gpus(y, lit_other, f"node {other}")
+    body += gpus(y, lit_other, _("node {n}").format(n=other))
     return "".join(body), y + 3.2 * T
 
 
@@ -116,7 +119,7 @@ def _rack(node, group, inter):
     cols = 8 if g % 8 == 0 else 12                         # rows of eight: a TP group is a row, a PP group a column
     rows = -(-g // cols)
     cw = (W - 8) / cols
-    body = [dg.text(4, 0.9 * T, f"rack 0: {g} GPUs in one NVLink domain", weight=600)]
+    body = [dg.text(4, 0.9 * T, _("rack {k}: {n} GPUs in one NVLink domain").format(k=0, n=g), weight=600)]
     y0 = 1.3 * T
     for k in range(g):
         r, c = divmod(k, cols)
@@ -126,12 +129,14 @@ def _rack(node, group, inter):
     y = y0 + rows * 1.0 * T + 0.4 * T
     body.append(dg.rect(4, y, W - 8, 1.5 * T, fill="#fde3d0" if not inter else "#f4f4f4",
                         stroke=_ON if not inter else "#999", width=3 if not inter else 1))
-    body.append(dg.text(W / 2, y + 1.05 * T, f"NVLink Switch · {node.intra.name} · {_gbps(node.intra)}",
+    body.append(dg.text(W / 2, y + 1.05 * T, _("NVLink Switch · {link} · {bandwidth}").format(
+                            link=node.intra.name, bandwidth=_gbps(node.intra)),
                         anchor="middle", fill="#000"))
     y += 2.1 * T
     body.append(dg.rect(4, y, W - 8, 1.5 * T, fill="#fde3d0" if inter else "#fff",
                         stroke=_ON if inter else "#999", width=3 if inter else 1))
-    body.append(dg.text(W / 2, y + 1.05 * T, f"{node.nics_per_node} NICs · {node.inter.name} · {_gbps(node.inter)} each",
+    body.append(dg.text(W / 2, y + 1.05 * T, _("{n} NICs · {link} · {bandwidth} each").format(
+                            n=node.nics_per_node, link=node.inter.name, bandwidth=_gbps(node.inter)),
                         anchor="middle", fill="#000"))
     y += 1.5 * T
     body.append(dg.line(W / 2, y, W / 2, y + 1.2 * T, stroke=_ON if inter else _OFF, width=3 if inter else 1.5))
@@ -152,24 +157,30 @@ def topology_view(system, dimension) -> str:
     inter = group.scope == "inter-node"
     body, height = (_dgx if node.gpus_per_node <= 16 else _rack)(node, group, inter)
     n = plan.tp * plan.pp * plan.dp
-    where = (f"leaves the {'node' if node.gpus_per_node <= 16 else 'rack'}: {group.link.name}, "
-             f"{_gbps(group.link)} per direction per GPU" if inter else
-             f"stays inside the {'node' if node.gpus_per_node <= 16 else 'rack'}: {group.link.name}, "
-             f"{_gbps(group.link)} per direction per GPU")
-    name = DIMENSIONS[dimension]
-    alt = (f"{node.name}: {node.gpus_per_node} GPUs on {node.intra.name}, {node.nics_per_node} NICs on "
-           f"{node.inter.name}. Under a TP {plan.tp} × PP {plan.pp} × DP {plan.dp} plan, {name} groups "
-           f"{group.size} GPUs {group.stride} ranks apart; its traffic {where}.")
+    rack = node.gpus_per_node > 16
+    where = ({(True, False): _("leaves the node: {link}, {bandwidth} per direction per GPU"),
+              (True, True): _("leaves the rack: {link}, {bandwidth} per direction per GPU"),
+              (False, False): _("stays inside the node: {link}, {bandwidth} per direction per GPU"),
+              (False, True): _("stays inside the rack: {link}, {bandwidth} per direction per GPU")}[inter, rack]
+             .format(link=group.link.name, bandwidth=_gbps(group.link)))
+    name = _(DIMENSIONS[dimension])
+    alt = _("{system}: {gpus} GPUs on {intra}, {nics} NICs on {inter}. Under a TP {tp} × PP {pp} × DP {dp} plan, "
+            "{name} groups {size} GPUs {stride} ranks apart; its traffic {where}.").format(
+        system=node.name, gpus=node.gpus_per_node, intra=node.intra.name, nics=node.nics_per_node,
+        inter=node.inter.name, tp=plan.tp, pp=plan.pp, dp=plan.dp, name=name, size=group.size, stride=group.stride,
+        where=where)
     svg = plotting.svg_diagram(body, height, alt=alt, legend=[("this group's GPUs and the link it uses", _ON, "box"),
                                                               ("idle for this traffic", "#999", "line")])
     ratio = node.intra.bandwidth_per_direction / node.inter.bandwidth_per_direction
-    head = _layout.verdict(f"{name}: {group.size} GPUs, {group.stride} rank{'s' if group.stride > 1 else ''} apart — "
-                           f"traffic {where}.", not inter)
+    head = _layout.verdict((_("{name}: {size} GPUs, {stride} ranks apart — traffic {where}.") if group.stride > 1 else
+                            _("{name}: {size} GPUs, {stride} rank apart — traffic {where}.")).format(
+        name=name, size=group.size, stride=group.stride, where=where), not inter)
+    inside = (_("Inside the rack each GPU has {ratio}× the bandwidth it has across it.") if rack else
+              _("Inside the node each GPU has {ratio}× the bandwidth it has across it.")).format(ratio=f"{ratio:,.0f}")
     note = _layout.para(
-        f"Plan: TP {plan.tp} × PP {plan.pp} × DP {plan.dp} = {n:,} GPUs"
-        + (f", EP {plan.ep} inside each data-parallel group" if plan.ep > 1 else "")
-        + f" (ranks laid out TP innermost, then DP, PP outermost). Inside the "
-        f"{'node' if node.gpus_per_node <= 16 else 'rack'} each GPU has {ratio:,.0f}× the bandwidth it has across it.",
+        _("Plan: TP {tp} × PP {pp} × DP {dp} = {n} GPUs{ep} (ranks laid out TP innermost, then DP, PP outermost). "
+          "{inside}").format(tp=plan.tp, pp=plan.pp, dp=plan.dp, n=f"{n:,}", inside=inside,
+                             ep=_(", EP {ep} inside each data-parallel group").format(ep=plan.ep) if plan.ep > 1 else ""),
         small=True)
     return head + svg + note
 
