@@ -9,7 +9,8 @@ import re
 from .. import _check, tables
 from ._style import color
 from .._i18n import gettext as _t, has_cjk as _has_cjk
-from ._svg import VIEW_WIDTH, _Boxes, _CW, _F, _GRID, _INK, _esc, _figure, _label, _need_alt, _polylines, _width
+from ._svg import (VIEW_WIDTH, _Boxes, _CW, _F, _GRID, _INK, _advance, _esc, _figure, _label, _need_alt, _polylines,
+                   _width)
 from ._ticks import _axis
 
 
@@ -340,7 +341,8 @@ def _wrap_cjk(text: str, width: float) -> list[str]:
     tokens = re.findall(r"[A-Za-z0-9.,%/+×µ²³·'’()\-]+(?: ?[%A-Za-z/]+)?|\s+|.", text)
     lines, cur = [], ""
     for tok in tokens:
-        if cur and _width(cur + tok) > width and not tok.isspace() and tok not in "，。、；：）」』》％":
+        # the text is already the reader's: measured as it stands (a piece of it is no message to look up)
+        if cur and sum(map(_advance, cur + tok)) * _F > width and not tok.isspace() and tok not in "，。、；：）」』》％":
             lines.append(cur.rstrip())
             cur = tok.lstrip()
         else:

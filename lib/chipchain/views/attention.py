@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._lazy import np
 
 from .. import _check, attention, attention_io, models, plotting, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure, key
 
@@ -37,7 +38,8 @@ def score_memory_table(seqs=(2048, 8192, 32768, 131072), model=SCORE_MODELS, byt
     ns = np.asarray(seqs)
     cols = {}
     for m in map(models.get, chosen):
-        cols[f"{m.name} ({m.heads} heads)"] = attention_io.score_matrix_bytes(ns, m.heads, 1, bytes_per_element)
+        cols[_("{name} ({heads} heads)").format(name=m.name, heads=m.heads)] = attention_io.score_matrix_bytes(
+            ns, m.heads, 1, bytes_per_element)
     out = pd.DataFrame(cols, index=pd.Index(ns, name="sequence length N"))
     return out
 
@@ -99,28 +101,32 @@ def hbm_traffic_figure(ns, d=64, sram=None, bytes_per_element=2):
     xs = [int(v) for v in t["N"]]
     got = {k: [units.stable(float(v)) for v in t[f"{k} (counted)"]] for k in ("standard", "flash")}
     order = {k: [units.stable(float(v)) for v in t[f"{k} (Theorem 2 order)"]] for k in ("standard", "flash")}
-    names = {"standard": "standard attention", "flash": "FlashAttention"}
+    counted = {"standard": "standard attention, counted", "flash": "FlashAttention, counted"}
+    ordered = {"standard": "standard attention, Theorem 2 order (N·d + N²)",
+               "flash": "FlashAttention, Theorem 2 order (N²d²/M)"}
     lines, points = [], []
     for i, k in enumerate(("standard", "flash")):
-        lines.append({"x": xs, "y": got[k], "label": f"{names[k]}, counted", "color": plotting.color(i)})
-        lines.append({"x": xs, "y": order[k], "dash": True, "color": plotting.color(i),
-                      "label": f"{names[k]}, Theorem 2 order ({'N·d + N²' if k == 'standard' else 'N²d²/M'})"})
+        lines.append({"x": xs, "y": got[k], "label": counted[k], "color": plotting.color(i)})
+        lines.append({"x": xs, "y": order[k], "dash": True, "color": plotting.color(i), "label": ordered[k]})
         points += [{"x": x, "y": y, "color": plotting.color(i)} for x, y in zip(xs, got[k])]
     edge = sram / d
     vlines = [{"x": edge, "label": f"N = M/d = {edge:,.0f}"}] if min(xs) < edge < max(xs) else []
     ticks = [(x, f"{x:,}" if x < 1024 else f"{x // 1024}K") for x in xs[::2]]
     size = _kib(sram * bytes_per_element)
-    alt = (f"Log–log chart of HBM bytes per head against sequence length N from {xs[0]:,} to {xs[-1]:,} (d = {d}, "
-           f"SRAM {size}): standard attention counted {units.fmt_bytes(got['standard'][0])} to "
-           f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][0])} to "
-           f"{units.fmt_bytes(got['flash'][-1])}; dashed, Theorem 2's orders with constant 1.")
+    alt = _("Log–log chart of HBM bytes per head against sequence length N from {n0} to {n1} (d = {d}, SRAM {size}): "
+            "standard attention counted {std0} to {std1}, FlashAttention {flash0} to {flash1}; dashed, Theorem 2's "
+            "orders with constant 1.").format(
+        n0=f"{xs[0]:,}", n1=f"{xs[-1]:,}", d=d, size=size, std0=units.fmt_bytes(got['standard'][0]),
+        std1=units.fmt_bytes(got['standard'][-1]), flash0=units.fmt_bytes(got['flash'][0]),
+        flash1=units.fmt_bytes(got['flash'][-1]))
     html = plotting.svg_chart(lines=lines, points=points, vlines=vlines, xlog=True, ylog=True, xticks=ticks,
                               xlabel="sequence length N (tokens)", ylabel="HBM traffic per head (bytes)",
-                              height=340, title=f"d = {d}, SRAM M = {size} of {bytes_per_element}-byte elements",
-                              alt=alt)
-    text = (f"HBM traffic per head, d = {d}, SRAM {size}: at N = {xs[-1]:,} standard "
-            f"{units.fmt_bytes(got['standard'][-1])}, FlashAttention {units.fmt_bytes(got['flash'][-1])} "
-            f"({got['standard'][-1] / got['flash'][-1]:.1f}x less)")
+                              height=340, title=_("d = {d}, SRAM M = {size} of {b}-byte elements").format(
+                                  d=d, size=size, b=bytes_per_element), alt=alt)
+    text = _("HBM traffic per head, d = {d}, SRAM {size}: at N = {n} standard {std}, FlashAttention {flash} "
+             "({ratio}x less)").format(d=d, size=size, n=f"{xs[-1]:,}", std=units.fmt_bytes(got['standard'][-1]),
+                                       flash=units.fmt_bytes(got['flash'][-1]),
+                                       ratio=f"{got['standard'][-1] / got['flash'][-1]:.1f}")
     return Figure(html, text, {"ns": xs, "standard": got["standard"], "flash": got["flash"],
                                "standard_order": order["standard"], "flash_order": order["flash"], "m_over_d": edge})
 
@@ -149,15 +155,16 @@ def peak_memory_figure(measured, d=64, block_q=128, block_k=128, bytes_per_eleme
     points = ([{"x": n, "y": v, "color": c0} for n, v in zip(ns, naive)]
               + [{"x": n, "y": v, "color": c1} for n, v in zip(ns, flash)])
     legend = key([("standard, measured", c0, "dot"), ("flash, measured", c1, "dot")])
-    alt = (f"Log–log chart of peak extra memory of one attention head against N from {ns[0]:,} to {ns[-1]:,} "
-           f"(d = {d}, {bytes_per_element}-byte elements): standard attention measured "
-           f"{units.fmt_bytes(naive[0])} to {units.fmt_bytes(naive[-1])} on a line of slope two; FlashAttention "
-           f"{units.fmt_bytes(flash[0])} to {units.fmt_bytes(flash[-1])}, far lower and flatter.")
+    alt = _("Log–log chart of peak extra memory of one attention head against N from {n0} to {n1} (d = {d}, "
+            "{b}-byte elements): standard attention measured {naive0} to {naive1} on a line of slope two; "
+            "FlashAttention {flash0} to {flash1}, far lower and flatter.").format(
+        n0=f"{ns[0]:,}", n1=f"{ns[-1]:,}", d=d, b=bytes_per_element, naive0=units.fmt_bytes(naive[0]),
+        naive1=units.fmt_bytes(naive[-1]), flash0=units.fmt_bytes(flash[0]), flash1=units.fmt_bytes(flash[-1]))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
                               xticks=[(n, f"{n:,}") for n in ns], xlabel="sequence length N (tokens)",
                               ylabel="peak extra memory (bytes)", height=320, alt=alt)
-    text = (f"Peak extra memory at N = {ns[-1]:,} (d = {d}): standard model {units.fmt_bytes(m_naive[-1])}, flash "
-            f"model {units.fmt_bytes(m_flash[-1])}")
+    text = _("Peak extra memory at N = {n} (d = {d}): standard model {naive}, flash model {flash}").format(
+        n=f"{ns[-1]:,}", d=d, naive=units.fmt_bytes(m_naive[-1]), flash=units.fmt_bytes(m_flash[-1]))
     return Figure(legend + html, text, {"ns": ns, "naive": naive, "flash": flash, "naive_model": m_naive,
                                         "flash_model": m_flash})
 
@@ -168,10 +175,12 @@ _EX_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 def _sram_choices() -> dict:
     """Like with like: each chip's most shared memory per SM, and its combined L1 + shared memory per SM."""
     sm = attention_io.sram_per_sm
-    return {f"{sm('A100', 'shared') // 1024} KiB (A100 SM, max shared)": sm("A100", "shared"),
-            f"{sm('A100') // 1024} KiB (A100 SM, L1 + shared; Dao et al.)": sm("A100"),
-            f"{sm('H100', 'shared') // 1024} KiB (H100 SM, max shared)": sm("H100", "shared"),
-            f"{sm('H100') // 1024} KiB (H100 SM, L1 + shared)": sm("H100")}
+    shared, both = _("{size} KiB ({chip} SM, max shared)"), _("{size} KiB ({chip} SM, L1 + shared)")
+    return {shared.format(size=sm('A100', 'shared') // 1024, chip="A100"): sm("A100", "shared"),
+            _("{size} KiB ({chip} SM, L1 + shared; Dao et al.)").format(size=sm('A100') // 1024, chip="A100"):
+                sm("A100"),
+            shared.format(size=sm('H100', 'shared') // 1024, chip="H100"): sm("H100", "shared"),
+            both.format(size=sm('H100') // 1024, chip="H100"): sm("H100")}
 
 
 def _sram_label(nbytes):
@@ -195,19 +204,20 @@ def _traffic_view(n, d, sram_bytes, bytes_per_element=2):
         points=[{"x": n, "y": std[i], "color": plotting.color(0)}, {"x": n, "y": fl[i], "color": plotting.color(1)}],
         vlines=[{"x": n, "label": f"N = {n:,}"}], xticks=[(x, f"{x:,}" if x < 1024 else f"{x // 1024}K") for x in _EX_NS[::2]],
         xlog=True, ylog=True, xlabel="sequence length N (tokens)", ylabel="HBM traffic per head (bytes, BF16)",
-        alt=f"HBM traffic per head against sequence length for d = {d} and SRAM {_sram_label(sram_bytes)}: "
-            f"at N = {n}, standard attention moves {units.fmt_bytes(std[i])}, FlashAttention "
-            f"{units.fmt_bytes(fl[i])}")
+        alt=_("HBM traffic per head against sequence length for d = {d} and SRAM {size}: at N = {n}, standard "
+              "attention moves {std}, FlashAttention {flash}").format(
+            d=d, size=_sram_label(sram_bytes), n=n, std=units.fmt_bytes(std[i]), flash=units.fmt_bytes(fl[i])))
     regime = ("inside Theorem 2's range d ≤ M ≤ N·d" if d <= m <= n * d else
               "outside Theorem 2's range: the SRAM holds all of K and V (M > N·d), so both read them about once")
     scores = attention_io.score_matrix_bytes(n, 1, 1, bytes_per_element)
     cards = _layout.headline([
-        ("standard attention moves", str(units.fmt_bytes(std[i])), f"per head at N = {n:,}"),
-        ("FlashAttention moves", str(units.fmt_bytes(fl[i])), f"tiles {br} × {bc}"),
-        ("less traffic", f"{std[i] / fl[i]:.1f}×", f"score matrix {units.fmt_bytes(scores)} never stored")])
-    return (cards + chart + _layout.para(f"d = {d}, SRAM M = {m:,} two-byte (BF16) elements: {regime}. "
-                                         "Counted by walking the algorithms' loops (no attention is run); one head.",
-                                         small=True))
+        ("standard attention moves", str(units.fmt_bytes(std[i])), _("per head at N = {n}").format(n=f"{n:,}")),
+        ("FlashAttention moves", str(units.fmt_bytes(fl[i])), _("tiles {br} × {bc}").format(br=br, bc=bc)),
+        ("less traffic", f"{std[i] / fl[i]:.1f}×",
+         _("score matrix {size} never stored").format(size=units.fmt_bytes(scores)))])
+    return (cards + chart + _layout.para(
+        _("d = {d}, SRAM M = {m} two-byte (BF16) elements: {regime}. Counted by walking the algorithms' loops (no "
+          "attention is run); one head.").format(d=d, m=f"{m:,}", regime=_(regime)), small=True))
 
 
 @widgets.explorer
@@ -249,7 +259,7 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
     gh = 11 * T
     sx, sy = gw / n, gh / n
     cur, body = (st.i, st.j), []
-    body.append(dg.text(left, 0.95 * T, f"K, V blocks j = 0 … {tc - 1} ({bc} rows each)"))
+    body.append(dg.text(left, 0.95 * T, _("K, V blocks j = 0 … {last} ({rows} rows each)").format(last=tc - 1, rows=bc)))
     for i in range(tr):
         q0, q1 = i * br, min(n, (i + 1) * br)
         y, h = top + q0 * sy, (q1 - q0) * sy
@@ -264,11 +274,13 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
             body.append(dg.rect(left + kk0 * sx + 0.5, y + 0.5, bc * sx - 1, h - 1, fill=fill, stroke="#fff", width=1,
                                 rx=0))
     height = top + gh + 4
-    where = ("before the first load" if st.i is None else
-             f"Q block {st.i} (rows {st.q_rows[0]:,}–{st.q_rows[1] - 1:,}) with K, V block {st.j} "
-             f"(rows {st.k_rows[0]:,}–{st.k_rows[1] - 1:,})")
-    alt = (f"FlashAttention tiling, N = {n:,}, d = {d}: the {n:,} × {n:,} score matrix in {tr} × {tc} tiles of "
-           f"{br} × {bc}; step {k} of {len(steps) - 1}: {where}; {k} tiles computed, none written to HBM.")
+    where = (_("before the first load") if st.i is None else
+             _("Q block {i} (rows {q0}–{q1}) with K, V block {j} (rows {k0}–{k1})").format(
+                 i=st.i, q0=f"{st.q_rows[0]:,}", q1=f"{st.q_rows[1] - 1:,}", j=st.j, k0=f"{st.k_rows[0]:,}",
+                 k1=f"{st.k_rows[1] - 1:,}"))
+    alt = _("FlashAttention tiling, N = {n}, d = {d}: the {n} × {n} score matrix in {tr} × {tc} tiles of {br} × {bc}; "
+            "step {k} of {last}: {where}; {k} tiles computed, none written to HBM.").format(
+        n=f"{n:,}", d=d, tr=tr, tc=tc, br=br, bc=bc, k=k, last=len(steps) - 1, where=where)
     grid = dg.svg_diagram("".join(body), height, alt=alt, legend=[
         ("in SRAM now", plotting.color(1), "box"), ("computed and discarded", "#9ccbe8", "box"),
         ("still to do", "#e4e4e4", "box")])
@@ -284,23 +296,28 @@ def tiling_view(step, n=TILE_N, d=TILE_D, sram=None, bytes_per_element=2) -> str
          ("FlashAttention, whole pass", whole / units.MB, "#9ccbe8"),
          ("standard attention, whole pass", std / units.MB, plotting.color(0))],
         xlabel="bytes moved between HBM and SRAM (MB)", unit_format=lambda v: b(v * units.MB),
-        alt=f"HBM traffic so far {b(so_far)}; FlashAttention's whole pass {b(whole)}; standard attention {b(std)}")
+        alt=_("HBM traffic so far {so_far}; FlashAttention's whole pass {whole}; standard attention {std}").format(
+            so_far=b(so_far), whole=b(whole), std=b(std)))
     if st.i is None:
         sram_line = "SRAM is empty."
     else:
         rows_q, rows_k = st.q_rows[1] - st.q_rows[0], st.k_rows[1] - st.k_rows[0]
         used = 2 * rows_q * d + 2 * rows_k * d + rows_q * rows_k + 2 * rows_q
-        sram_line = (f"In SRAM: Q{st.i} and its output accumulator O{st.i} ({rows_q} × {d} each), K{st.j} and V{st.j} "
-                     f"({rows_k} × {d} each), the score tile S ({rows_q} × {rows_k}) and the running max and sum: "
-                     f"{used:,} of {m:,} elements.")
+        sram_line = _("In SRAM: Q{i} and its output accumulator O{i} ({rows_q} × {d} each), K{j} and V{j} ({rows_k} × "
+                      "{d} each), the score tile S ({rows_q} × {rows_k}) and the running max and sum: {used} of {m} "
+                      "elements.").format(i=st.i, j=st.j, rows_q=rows_q, rows_k=rows_k, d=d, used=f"{used:,}",
+                                          m=f"{m:,}")
     cards = _layout.headline([
-        ("step", f"{k} of {len(steps) - 1}", f"Q block {st.i}, K/V block {st.j}" if st.i is not None else "start"),
+        ("step", _("{k} of {last}").format(k=k, last=len(steps) - 1),
+         _("Q block {i}, K/V block {j}").format(i=st.i, j=st.j) if st.i is not None else "start"),
         ("loaded this step", b(st.loaded * bytes_per_element),
-         ("K, V" + (f" + Q{st.i}" if st.j == 0 else "") + (f" + write O{st.i}" if st.writes_output else ""))
+         ("K, V" + (f" + Q{st.i}" if st.j == 0 else "")
+          + (" + " + _("write O{i}").format(i=st.i) if st.writes_output else ""))
          if st.i is not None else "—"),
-        ("moved so far", b(so_far), f"whole pass {b(whole)}; standard {b(std)}")])
-    tail = (_layout.verdict(f"Done: {b(whole)} moved, {std / whole:.1f}× less than standard attention's {b(std)}, "
-                            f"which writes and reads the {n:,} × {n:,} score matrix.", True)
+        ("moved so far", b(so_far), _("whole pass {whole}; standard {std}").format(whole=b(whole), std=b(std)))])
+    tail = (_layout.verdict(_("Done: {whole} moved, {ratio}× less than standard attention's {std}, which writes and "
+                              "reads the {n} × {n} score matrix.").format(whole=b(whole), ratio=f"{std / whole:.1f}",
+                                                                          std=b(std), n=f"{n:,}"), True)
             if k == len(steps) - 1 else _layout.para(sram_line, small=True))
     return cards + grid + tail + bars
 

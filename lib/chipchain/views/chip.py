@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 
 from .. import _check, hardware, numerics, plotting, roofline, units, widgets
+from .._i18n import gettext as _, has_cjk
 from . import _layout
 from ._figure import Figure
 from ..hardware import Accelerator
@@ -23,6 +24,13 @@ _CHECKED = {"V": "primary source", "V2": "secondary source quoting the primary",
 
 def _tera(x):
     return x / units.TERA
+
+
+def _then(first: str, second: str) -> str:
+    """Two sentences in a row: a space between them after an English full stop, none after a Chinese one."""
+    if not second:
+        return first
+    return first + ("" if has_cjk(first[-1:]) else " ") + second
 
 
 def spec_sheet(accelerator):
@@ -55,16 +63,17 @@ def spec_sheet(accelerator):
     add(acc.memory_bandwidth, "Memory bandwidth", lambda: str(units.fmt_bandwidth(acc.memory_bandwidth)),
         "memory bandwidth")
     add(acc.interconnect_bandwidth, "Chip-to-chip link",
-        lambda: f"{acc.interconnect}, {units.fmt_bandwidth(acc.interconnect_bandwidth)} bidirectional",
+        lambda: _("{link}, {bandwidth} bidirectional").format(link=acc.interconnect,
+                                                               bandwidth=units.fmt_bandwidth(acc.interconnect_bandwidth)),
         "chip-to-chip bandwidth")
     add(acc.tdp, "Power (TDP)", lambda: str(units.fmt_power(acc.tdp)), "power (TDP)")
     for d in acc.precisions():
         unit = "TOPS" if d == "int8" else "TFLOP/s"
-        rows.append((f"Peak {_label(d, acc)}, dense", f"{_tera(acc.peak_flops(d)):,.1f} {unit}"))
+        rows.append((_("Peak {format}, dense").format(format=_label(d, acc)), f"{_tera(acc.peak_flops(d)):,.1f} {unit}"))
     rows.append(("Checked", _CHECKED[acc.checked]))
     rows.append(("Source", acc.source))
     if missing:
-        rows.append(("Not in the catalog", ", ".join(missing)))
+        rows.append(("Not in the catalog", _(", ").join(_(m) for m in missing)))
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
 
@@ -113,24 +122,27 @@ def roofline_figure(accelerators=("A100", "H100"), dtype="bf16", operators=None,
     ridges = [(acc.name, roofline.ridge_point(acc, dtype, sparse)) for acc in accs]
     base = [float(v) for v in np.logspace(np.log10(lo), np.log10(hi), 61)]
     lines, vlines, summary = [], [], []
-    kind = "sparse" if sparse else "dense"
-    for i, (acc, (_, ridge)) in enumerate(zip(accs, ridges)):
+    for i, (acc, (_name, ridge)) in enumerate(zip(accs, ridges)):
         peak, bw = acc.peak_flops(dtype, sparse=sparse), acc.require("memory_bandwidth")
         xs = sorted(set(base) | ({ridge} if lo < ridge < hi else set()))
         ys = [float(v) for v in _tera(roofline.attainable_flops(acc, np.array(xs), dtype, sparse))]
+        line_label = (_("{name} ({peak} TFLOP/s sparse, {bw} TB/s)") if sparse else
+                      _("{name} ({peak} TFLOP/s dense, {bw} TB/s)"))
         lines.append({"x": xs, "y": ys, "color": plotting.color(i),
-                      "label": f"{acc.name} ({_tera(peak):,.0f} TFLOP/s {kind}, {bw / units.TB:.2f} TB/s)"})
+                      "label": line_label.format(name=acc.name, peak=f"{_tera(peak):,.0f}", bw=f"{bw / units.TB:.2f}")})
         if lo < ridge < hi:
             vlines.append({"x": ridge, "color": plotting.color(i),
-                           "label": f"{acc.name} ridge {ridge:,.0f}" if len(accs) > 1 else f"ridge {ridge:,.0f}"})
-        summary.append(f"{acc.name}: {_tera(peak):,.1f} TFLOP/s, {bw / units.TB:.2f} TB/s, ridge {ridge:,.0f} FLOP/byte")
+                           "label": _("{name} ridge {ridge}").format(name=acc.name, ridge=f"{ridge:,.0f}")
+                           if len(accs) > 1 else _("ridge {ridge}").format(ridge=f"{ridge:,.0f}")})
+        summary.append(_("{name}: {peak} TFLOP/s, {bw} TB/s, ridge {ridge} FLOP/byte").format(
+            name=acc.name, peak=f"{_tera(peak):,.1f}", bw=f"{bw / units.TB:.2f}", ridge=f"{ridge:,.0f}"))
     if measured is not None:
         label, m_peak, m_bw = measured
         m_peak, m_bw = _check.positive("measured peak_flops", m_peak), _check.positive("measured bandwidth", m_bw)
         ys = [float(v) for v in _tera(roofline.attainable(np.array(base), m_peak, m_bw))]
         lines.append({"x": base, "y": ys, "color": "#000", "dash": True, "label": str(label)})
-        summary.append(f"{label}: {units.fmt_rate(m_peak)}, {units.fmt_bandwidth(m_bw)}, ridge "
-                       f"{m_peak / m_bw:,.1f} FLOP/byte")
+        summary.append(_("{name}: {peak}, {bw}, ridge {ridge} FLOP/byte").format(
+            name=_(str(label)), peak=units.fmt_rate(m_peak), bw=units.fmt_bandwidth(m_bw), ridge=f"{m_peak / m_bw:,.1f}"))
     pts = []
     for label, intensity in sorted((operators or {}).items(), key=lambda kv: kv[1]):
         intensity = _check.positive(f"operators[{label!r}]", intensity)
@@ -140,15 +152,27 @@ def roofline_figure(accelerators=("A100", "H100"), dtype="bf16", operators=None,
     top = max(all_y)
     ylim = (max(min(all_y), top * 1e-7) / 1.5, top * 8)
     points = [{"x": i, "y": y, "label": l, "color": "#000"} for l, i, y in pts]
-    where = (" Operators on the " + accs[0].name + "'s roof: "
-             + "; ".join(f"{l} at {i:,.2f} FLOP/byte, {y:,.2f} TFLOP/s" for l, i, y in pts) + ".") if pts else ""
-    alt = (f"Log–log rooflines at {dtype.upper()} ({kind}): " + "; ".join(summary) + "." + where)
+    where = _("Operators on the {name}'s roof: {points}.").format(name=accs[0].name, points=_("; ").join(
+        _("{label} at {ai} FLOP/byte, {tflops} TFLOP/s").format(label=_(str(l)), ai=f"{i:,.2f}", tflops=f"{y:,.2f}")
+        for l, i, y in pts)) if pts else ""
+    summary_text = _("; ").join(summary)
+    alt = _then((_("Log–log rooflines at {dtype} (sparse): {summary}.") if sparse else
+                 _("Log–log rooflines at {dtype} (dense): {summary}.")).format(dtype=dtype.upper(),
+                                                                              summary=summary_text), where)
     html = plotting.svg_chart(
         lines=lines, points=points, vlines=vlines, xlog=True, ylog=True, xlim=(lo, hi), ylim=ylim,
-        xlabel="arithmetic intensity (FLOP/byte)", ylabel=f"attainable {dtype.upper()} TFLOP/s ({kind})",
+        xlabel="arithmetic intensity (FLOP/byte)",
+        ylabel=(_("attainable {dtype} TFLOP/s (sparse)") if sparse else
+                _("attainable {dtype} TFLOP/s (dense)")).format(dtype=dtype.upper()),
         height=340, alt=alt, title=title or "")
-    text = f"Rooflines at {dtype.upper()} ({kind}): " + "; ".join(summary) + ("." + where if pts else "")
-    return Figure(html, text, {"ridges": ridges, "points": pts, "lines": [(d["label"], d["x"], d["y"]) for d in lines]})
+    if pts:          # the summary's full stop, then where the operators sit
+        said = _then((_("Rooflines at {dtype} (sparse): {summary}.") if sparse else
+                      _("Rooflines at {dtype} (dense): {summary}.")).format(dtype=dtype.upper(), summary=summary_text),
+                     where)
+    else:
+        said = (_("Rooflines at {dtype} (sparse): {summary}") if sparse else
+                _("Rooflines at {dtype} (dense): {summary}")).format(dtype=dtype.upper(), summary=summary_text)
+    return Figure(html, said, {"ridges": ridges, "points": pts, "lines": [(d["label"], d["x"], d["y"]) for d in lines]})
 
 
 def roofline_view(accelerator, dtype, n) -> str:
@@ -158,10 +182,11 @@ def roofline_view(accelerator, dtype, n) -> str:
 
     acc = hardware.get(accelerator)
     if dtype not in acc.precisions():          # a plain sentence, not the catalog's error (issue 27, reader #10)
-        matrix = "Tensor Cores" if acc.vendor == "NVIDIA" else "matrix engines"
-        return widgets.message(f"The {acc.name} has no {dtype.upper()} {matrix}: no {dtype.upper()} peak is "
-                               f"published for it, so there is no {dtype.upper()} roofline to draw. Pick another "
-                               "precision, or a newer chip.")
+        text = (_("The {name} has no {dtype} Tensor Cores: no {dtype} peak is published for it, so there is no "
+                  "{dtype} roofline to draw. Pick another precision, or a newer chip.") if acc.vendor == "NVIDIA" else
+                _("The {name} has no {dtype} matrix engines: no {dtype} peak is published for it, so there is no "
+                  "{dtype} roofline to draw. Pick another precision, or a newer chip."))
+        return widgets.message(text.format(name=acc.name, dtype=dtype.upper()))
     peak = acc.peak_flops(dtype)
     ridge = roofline.ridge_point(acc, dtype)
     bpe = units.bytes_per_element(dtype)
@@ -172,21 +197,26 @@ def roofline_view(accelerator, dtype, n) -> str:
     chart = plotting.svg_chart(
         lines=[{"x": list(xs), "y": list(_tera(roofline.attainable_flops(acc, xs, dtype))),
                 "label": f"{acc.name} {dtype.upper()} roofline"}],
-        points=[{"x": gemm_i, "y": _tera(roofline.attainable_flops(acc, gemm_i, dtype)), "label": f"matmul n={n}",
+        points=[{"x": gemm_i, "y": _tera(roofline.attainable_flops(acc, gemm_i, dtype)),
+                 "label": _("matmul n={n}").format(n=n),
                  "color": "#D55E00"},
                 {"x": ew_i, "y": _tera(roofline.attainable_flops(acc, ew_i, dtype)), "label": "element-wise add",
                  "color": "#009E73"}],
-        vlines=[{"x": ridge, "label": f"ridge {ridge:.0f}"}], xlog=True, ylog=True, xlim=(0.01, 1e4),
+        vlines=[{"x": ridge, "label": _("ridge {ridge}").format(ridge=f"{ridge:.0f}")}], xlog=True, ylog=True,
+        xlim=(0.01, 1e4),
         ylim=(1e-3, 1e4), xlabel="arithmetic intensity (FLOP/byte)", ylabel="attainable TFLOP/s", legend="none",
-        alt=(f"Roofline of the {acc.name} at {dtype.upper()}: a {n}-sized matmul at {gemm_i:.0f} FLOP/byte is "
-             f"{verdict}; the ridge point is {ridge:.0f} FLOP/byte."))
+        alt=_("Roofline of the {name} at {dtype}: a {n}-sized matmul at {ai} FLOP/byte is {verdict}; the ridge point "
+              "is {ridge} FLOP/byte.").format(name=acc.name, dtype=dtype.upper(), n=n, ai=f"{gemm_i:.0f}",
+                                              verdict=_(verdict), ridge=f"{ridge:.0f}"))
     got = roofline.attainable_flops(acc, gemm_i, dtype)
-    side = "below" if gemm_i < ridge else "above"
-    head = _layout.verdict(
-        f"Matmul n = {n:,}: {gemm_i:,.1f} FLOP/byte, {side} the ridge at {ridge:,.0f} → {verdict}: "
-        f"{units.fmt_rate(got)}, {units.fmt_percent(got / peak)} of the {units.fmt_rate(peak)} dense peak.", None)
-    tail = _layout.para(f"An element-wise add reaches {fmt_percent(roofline.fraction_of_peak(acc, ew_i, dtype), decimals=2)} of peak "
-                        f"({ew_i:.3f} FLOP/byte).", small=True)
+    said = (_("Matmul n = {n}: {ai} FLOP/byte, below the ridge at {ridge} → memory-bound: {got}, {pct} of the "
+              "{peak} dense peak.") if gemm_i < ridge else        # roofline.bound's test: below it, memory-bound
+            _("Matmul n = {n}: {ai} FLOP/byte, above the ridge at {ridge} → compute-bound: {got}, {pct} of the "
+              "{peak} dense peak."))
+    head = _layout.verdict(said.format(n=f"{n:,}", ai=f"{gemm_i:,.1f}", ridge=f"{ridge:,.0f}", got=units.fmt_rate(got),
+                                       pct=units.fmt_percent(got / peak), peak=units.fmt_rate(peak)), None)
+    tail = _layout.para(_("An element-wise add reaches {pct} of peak ({ai} FLOP/byte).").format(
+        pct=fmt_percent(roofline.fraction_of_peak(acc, ew_i, dtype), decimals=2), ai=f"{ew_i:.3f}"), small=True)
     return head + chart + tail
 
 
@@ -204,11 +234,11 @@ def roofline_explorer():
 
 
 def _label(dtype: str, acc: Accelerator) -> str:
-    """``fp64_tensor`` -> ``FP64 (Tensor Core)``: every peak names the unit it is for (``hardware.UNIT``); other
-    vendors' matrix units are called matrix engines."""
-    matrix = "Tensor Core" if acc.vendor == "NVIDIA" else "matrix engine"
-    unit = matrix if hardware.UNIT[dtype] == "tensor" else "vector"
-    return f"{dtype.split('_')[0].upper()} ({unit})"
+    """``fp64_tensor`` -> ``FP64 (Tensor Core)``, in the reader's language: every peak names the unit it is for
+    (``hardware.UNIT``); other vendors' matrix units are called matrix engines."""
+    matrix = _("{format} (Tensor Core)") if acc.vendor == "NVIDIA" else _("{format} (matrix engine)")
+    return (matrix if hardware.UNIT[dtype] == "tensor" else _("{format} (vector)")).format(
+        format=dtype.split("_")[0].upper())
 
 
 def precision_view(accelerator, sparse) -> str:
@@ -228,8 +258,9 @@ def precision_view(accelerator, sparse) -> str:
         bars, xlabel="peak TFLOP/s (TOPS for INT8)",
         unit_format=lambda v: f"{v:,.1f}" if v < 100 else f"{v:,.0f}",
         legend=[("vector units" if u == "vector" else matrix, colours[u]) for u in used],
-        alt=f"{acc.name} peaks, {note}: " + "; ".join(f"{_label(d, acc)} {_tera(v):,.1f}" for d, v in rows))
-    return f"<p>{html.escape(acc.name)}, {note}.</p>{chart}"
+        alt=_("{name} peaks, {note}: {peaks}").format(name=acc.name, note=_(note), peaks=_("; ").join(
+            f"{_label(d, acc)} {_tera(v):,.1f}" for d, v in rows)))
+    return f"<p>{html.escape(_('{name}, {note}.').format(name=acc.name, note=_(note)))}</p>{chart}"
 
 
 @widgets.explorer

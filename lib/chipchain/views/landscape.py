@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from .. import _check, hardware, landscape, plotting, tables, units, widgets
+from .._i18n import gettext as _
 from . import _layout
 from ._figure import Figure
 from ..units import fmt_percent
@@ -62,8 +63,7 @@ def headline_table(accelerators=("A100-SXM-80GB", "H100-SXM", "B200", "MI300X", 
         head = landscape.headline_peak(a)
         matched = landscape.matched_peak(a, dtype)
         rows.append({"chip": a if isinstance(a, str) else a.name,
-                     "headline": f"{head.peak_flops / units.TERA:,.0f} ({'sparse' if head.sparse else 'dense'} "
-                                 f"{head.dtype.upper()})",
+                     "headline": f"{head.peak_flops / units.TERA:,.0f} ({_convention(head.sparse, head.dtype)})",
                      f"dense {dtype.upper()}": matched / units.TERA, "inflation": head.peak_flops / matched})
     return pd.DataFrame(rows).set_index("chip")
 
@@ -120,7 +120,7 @@ def fit_table(needs, names=("H100", "H200", "B200", "MI300X")):
             used += size
             left = cap - used
             row[f"left after {label}"] = str(units.fmt_bytes(left, 3)) if left >= 0 else \
-                f"short by {units.fmt_bytes(-left, 3)}"
+                _("short by {bytes}").format(bytes=units.fmt_bytes(-left, 3))
         rows.append(row)
     return pd.DataFrame(rows).set_index("card")
 
@@ -136,8 +136,8 @@ def generation_growth_figure(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
     """
     df = generation_table(names, dtype)
     first = df.index[0]
-    cols = [("compute x first", f"dense {dtype.upper()} peak"), ("memory x first", "memory capacity"),
-            ("bandwidth x first", "memory bandwidth")]
+    cols = [("compute x first", _("dense {dtype} peak").format(dtype=dtype.upper())),
+            ("memory x first", _("memory capacity")), ("bandwidth x first", _("memory bandwidth"))]
     xs = list(range(len(df)))
     ticks = [(i, f"{hardware.get(n).name.split('-')[0]} ({y})") for i, (n, y) in enumerate(zip(df.index, df["year"]))]
     lines, points, series = [], [], []
@@ -147,15 +147,16 @@ def generation_growth_figure(names=landscape.NVIDIA_GENERATIONS, dtype="bf16"):
         points += [{"x": x, "y": y, "color": c, "label": f"{y:,.2f}×" if x == xs[-1] else None}
                    for x, y in zip(xs, ys)]
         series.append((label, ys))
-    words = "; ".join(f"{label} {ys[-1]:,.2f}×" for label, ys in series)
-    alt = (f"Growth of NVIDIA's parts from the {ticks[0][1]} to the {ticks[-1][1]}, each quantity as a multiple of "
-           f"the first part on a log axis: {words}.")
+    words = _("; ").join(f"{label} {ys[-1]:,.2f}×" for label, ys in series)
+    alt = _("Growth of NVIDIA's parts from the {first} to the {last}, each quantity as a multiple of the first part on "
+            "a log axis: {words}.").format(first=ticks[0][1], last=ticks[-1][1], words=words)
     top = max(max(ys) for _, ys in series)
     html = plotting.svg_chart(lines=lines, points=points, ylog=True, xticks=ticks, xlim=(-0.35, xs[-1] + 0.6),
                               ylim=(0.8, top * 1.6), yticks=[t for t in (1, 2, 5, 10, 20) if t <= top * 1.6],
-                              ylabel=f"multiple of the {first} (×)", xlabel="part (year of release)", alt=alt,
-                              height=320)
-    return Figure(html, f"{ticks[-1][1]} against the {ticks[0][1]}: {words}",
+                              ylabel=_("multiple of the {first} (×)").format(first=first),
+                              xlabel="part (year of release)", alt=alt, height=320)
+    return Figure(html, _("{last} against the {first}: {words}").format(last=ticks[-1][1], first=ticks[0][1],
+                                                                        words=words),
                   {"series": series, "parts": list(df.index)})
 
 
@@ -195,6 +196,33 @@ def _tops(dtype):
     return "TOPS" if dtype == "int8" else "TFLOPS"
 
 
+def _convention(sparse, dtype) -> str:
+    """"dense BF16" / "sparse FP8": the counting convention of a peak, in the reader's language."""
+    return (_("sparse {dtype}") if sparse else _("dense {dtype}")).format(dtype=dtype.upper())
+
+
+def _and(items) -> str:
+    """"A and B" ("A and B and C"), in the reader's language."""
+    items = [str(i) for i in items]
+    if not items:
+        return ""
+    out = items[0]
+    for item in items[1:]:
+        out = _("{a} and {b}").format(a=out, b=item)
+    return out
+
+
+def _or(items) -> str:
+    """"A or B", in the reader's language."""
+    items = [str(i) for i in items]
+    if not items:
+        return ""
+    out = items[0]
+    for item in items[1:]:
+        out = _("{a} or {b}").format(a=out, b=item)
+    return out
+
+
 def compare_view(chip_a, chip_b, dtype, sparse) -> str:
     """HTML for one view of :func:`compare_explorer`: headline and matched peaks of two parts, and their ratio."""
     if chip_a == chip_b:
@@ -202,26 +230,31 @@ def compare_view(chip_a, chip_b, dtype, sparse) -> str:
     a, b = hardware.get(chip_a), hardware.get(chip_b)
     pa, pb = landscape.matched_peak(a, dtype, sparse), landscape.matched_peak(b, dtype, sparse)
     ha, hb = landscape.headline_peak(a), landscape.headline_peak(b)
-    conv = f"{'sparse' if sparse else 'dense'} {dtype.upper()}"
-    bars = [(f"{a.name} headline: {'sparse ' if ha.sparse else 'dense '}{ha.dtype.upper()}", ha.peak_flops),
-            (f"{a.name} matched: {conv}", pa),
-            (f"{b.name} headline: {'sparse ' if hb.sparse else 'dense '}{hb.dtype.upper()}", hb.peak_flops),
-            (f"{b.name} matched: {conv}", pb)]
+    conv = _convention(sparse, dtype)
+    bars = [(_("{name} headline: {convention}").format(name=a.name, convention=_convention(ha.sparse, ha.dtype)),
+             ha.peak_flops),
+            (_("{name} matched: {convention}").format(name=a.name, convention=conv), pa),
+            (_("{name} headline: {convention}").format(name=b.name, convention=_convention(hb.sparse, hb.dtype)),
+             hb.peak_flops),
+            (_("{name} matched: {convention}").format(name=b.name, convention=conv), pb)]
     colours = [plotting.color(0), plotting.color(0), plotting.color(1), plotting.color(1)]
     units_of = [_tops(ha.dtype), _tops(dtype), _tops(hb.dtype), _tops(dtype)]
     svg = plotting.svg_hbars(
         [(label, v / units.TERA, c) for (label, v), c in zip(bars, colours)],
         xlabel="peak (TFLOPS; TOPS for INT8)", unit_format=lambda v: f"{v:,.1f}" if v < 100 else f"{v:,.0f}",
         legend=[(a.name, colours[0]), (b.name, colours[2])],
-        alt=f"{a.name} and {b.name}: headline and {conv} peaks: " + "; ".join(
-            f"{label} {v / units.TERA:,.1f} {u}" for (label, v), u in zip(bars, units_of)))
+        alt=_("{a} and {b}: headline and {convention} peaks: {peaks}").format(a=a.name, b=b.name, convention=conv,
+                                                                               peaks=_("; ").join(
+            f"{label} {v / units.TERA:,.1f} {u}" for (label, v), u in zip(bars, units_of))))
     ratio = landscape.compare_peaks(a, b, dtype, sparse)
     naive = ha.peak_flops / hb.peak_flops
-    verdict = (f"<p>Matched at {conv}: {a.name} / {b.name} = <b>{ratio:.2f}×</b>. Comparing the headlines "
-               f"instead would say {naive:.2f}× — off by a factor of {max(naive / ratio, ratio / naive):.2f}. "
-               f"Memory: {units.fmt_capacity(a.memory_bytes)} against {units.fmt_capacity(b.memory_bytes)}.</p>")
+    verdict = ("<p>" + _("Matched at {convention}: {a} / {b} = <b>{ratio}×</b>. Comparing the headlines instead would "
+                         "say {naive}× — off by a factor of {factor}. Memory: {memory_a} against {memory_b}.").format(
+        convention=conv, a=a.name, b=b.name, ratio=f"{ratio:.2f}", naive=f"{naive:.2f}",
+        factor=f"{max(naive / ratio, ratio / naive):.2f}", memory_a=units.fmt_capacity(a.memory_bytes),
+        memory_b=units.fmt_capacity(b.memory_bytes)) + "</p>")
     est = [x.name for x in (a, b) if x.is_estimate]
-    caveat = (_layout.para(f"{' and '.join(est)}: catalog figures are unverified estimates.", small=True)
+    caveat = (_layout.para(_("{names}: catalog figures are unverified estimates.").format(names=_and(est)), small=True)
               if est else "")
     return verdict + svg + caveat
 
@@ -244,29 +277,33 @@ def _scoring_view(compute, memory, interconnect, software, efficiency):
         raise ValueError("give at least one dimension a weight above zero")
     df = score_table(w)
     weighted = [d for d in landscape.DIMENSIONS if w.get(d)]
-    rows = [(name + ("" if cov >= 1 else f" (scored on {fmt_percent(cov, decimals=0)} of the weight)"), None if sc != sc else sc,
+    rows = [(name if cov >= 1 else _("{name} (scored on {share} of the weight)").format(
+                 name=name, share=fmt_percent(cov, decimals=0)), None if sc != sc else sc,
              plotting.color(0)) for name, sc, cov in zip(df.index, df["score"], df["coverage"])]
     svg = plotting.svg_hbars(rows, xlabel="weighted score (best chip = 1 on each dimension)", xlim=(0, 1),
                              unit_format=lambda v: f"{v:.2f}",
-                             alt="chips ranked by weighted score: " + ", ".join(
-                                 f"{n} {s:.2f}" for n, s in zip(df.index, df["score"].fillna(0))))
+                             alt=_("chips ranked by weighted score: {scores}").format(scores=_(", ").join(
+                                 f"{n} {s:.2f}" for n, s in zip(df.index, df["score"].fillna(0)))))
     heads = {"compute": "Compute", "memory": "Memory", "interconnect": "Interconnect", "software": "Software",
              "efficiency": "Power efficiency"}
     cols = {"name": "Chip", "score": tables.Col("Score", ".2f")}
-    cols.update({d: tables.Col(heads[d] + (f" (×{w[d]})" if w[d] != 1 else ""), ".2f") for d in weighted})
+    cols.update({d: tables.Col(_(heads[d]) + (f" (×{w[d]})" if w[d] != 1 else ""), ".2f") for d in weighted})
     gaps = bool(df[weighted].isna().any().any())
     table = tables.show(df, columns=cols, caption="Scaled figures of the weighted dimensions (best chip = 1)",
                         notes=("— : no published figure; the chip is scored on the other dimensions",) if gaps
                         else ()).html
-    partial = [(name, [heads[d].lower() for d in weighted if df.loc[name, d] != df.loc[name, d]])
+    partial = [(name, tuple(heads[d].lower() for d in weighted if df.loc[name, d] != df.loc[name, d]))
                for name, cov in zip(df.index, df["coverage"]) if cov < 1]
     by_gap = {}
     for name, dims in partial:
-        by_gap.setdefault(" or ".join(dims), []).append(name)
-    said = [f"{' and '.join(names)} {'has' if len(names) == 1 else 'have'} no published figure for {dims}"
+        by_gap.setdefault(dims, []).append(name)
+    said = [(_("{name} has no published figure for {dimensions}") if len(names) == 1 else
+             _("{names} have no published figure for {dimensions}")).format(
+                name=names[0], names=_and(names), dimensions=_or([_(d) for d in dims]))
             for dims, names in by_gap.items()]
-    gap_note = ("; ".join(said) + ": a chip marked \"scored on … of the weight\" is scored on the dimensions it "
-                "has figures for. ") if said else ""
+    # the trailing space is the English sentence's; a translation ends with its own full stop
+    gap_note = _("{gaps}: a chip marked \"scored on … of the weight\" is scored on the dimensions it has figures "
+                 "for. ").format(gaps=_("; ").join(said)) if said else ""
     judged = "The software score is a judgment." if w["software"] else ""
     note = _layout.para(gap_note + judged, small=True) if gap_note or judged else ""
     return svg + table + note
