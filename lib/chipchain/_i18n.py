@@ -145,6 +145,7 @@ def catalog(code: str | None = None) -> Catalog:
 
 
 # --- what needs a translation --------------------------------------------------------------------------------
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:[:!][^{}]*)?\}")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 #: tokens that read the same in every edition: unit symbols, the book's abbreviations and formats, product words
 _INVARIANT = set("""
@@ -167,13 +168,18 @@ def needs_translation(text) -> bool:
     (True, False, True)
     >>> needs_translation("LLaMA-7B, LLaMA-13B and LLaMA-65B")      # published runs' names
     False
+    >>> needs_translation("{label} {value}"), needs_translation("N = M/d = 1,536")
+    (False, False)
     """
     s = str(text)
     if not s.strip() or _CJK.search(s):
         return False
     if _is_record(s):
         return False
-    for word in re.findall(r"[A-Za-z][A-Za-z'’]*(?:[-/.][A-Za-z0-9]+)*", s):
+    s = _PLACEHOLDER.sub(" ", s)                        # a template's {fields} are not words
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9'’]*(?:[-/.][A-Za-z0-9]+)*", s):
+        if all(len(part) == 1 for part in re.split(r"[-/.]", word) if part):
+            continue                                     # symbols: M/d, s/h, x-y
         if word in _INVARIANT or word.rstrip(".") in _INVARIANT or _is_name(word):
             continue
         if len(word) == 1:

@@ -305,7 +305,7 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
             end = tx(min(max(v, xlim[0]), xlim[1]))
             x0, x1 = min(base, end), max(base, end)
             out.append(f'<rect x="{x0:.1f}" y="{by:.1f}" width="{max(x1 - x0, 0.5):.1f}" height="{bh:.1f}" '
-                       f'fill="{c}"><title>{_esc(name)}: {_esc(text)}</title></rect>')
+                       f'fill="{c}"><title>{_keyed(name, text)}</title></rect>')
             w = _width(text)
             if x1 - x0 >= w + 0.8 * _F:
                 anchor_x = x1 - 0.3 * _F if v >= 0 or log else x0 + 0.3 * _F
@@ -333,6 +333,11 @@ def svg_hbars(rows, *, xlabel: str = "", unit_format=None, alt: str, markers=(),
             out.append(_label(lx, ly, label, fill=c, anchor=anchor))
     keys = [(str(l), c, "box") for l, c in legend]
     return _figure("".join(out), H, alt, title, keys)
+
+
+def _keyed(name, value) -> str:
+    """"name: value" for a tooltip, escaped, in the reader's language (a Chinese colon in the zh edition)."""
+    return _html.escape(_t("{name}: {value}").format(name=_t(name), value=_t(value)))
 
 
 def _wrap_cjk(text: str, width: float) -> list[str]:
@@ -428,19 +433,20 @@ def svg_stacked(rows, *, capacity=None, capacity_label: str = "capacity", unit_f
         for k, v in segs:
             w = tx(v) - tx(0.0)
             out.append(f'<rect x="{x:.1f}" y="{y + 0.2 * _F:.1f}" width="{w:.1f}" height="{1.4 * _F:.1f}" '
-                       f'fill="{colours[k]}"><title>{_esc(k)}: {_esc(unit_format(v))}</title></rect>')
+                       f'fill="{colours[k]}"><title>{_keyed(k, unit_format(v))}</title></rect>')
             x += w
     out.append(f'<line x1="{tx(0.0):.1f}" y1="{top:.1f}" x2="{tx(0.0):.1f}" y2="{axis_y:.1f}" stroke="#555" '
                f'stroke-width="1.5"/>')
     if cap is not None:
         cx = tx(cap)
-        text = f"{capacity_label} {unit_format(cap)}"
+        text = _t("{label} {value}").format(label=_t(capacity_label), value=unit_format(cap))
         out.append(f'<line x1="{cx:.1f}" y1="{top - 0.2 * _F:.1f}" x2="{cx:.1f}" y2="{axis_y:.1f}" stroke="#000" '
                    f'stroke-width="2.5"/>')
         anchor = "end" if cx + _width(text) / 2 > W else ("start" if cx - _width(text) / 2 < 0 else "middle")
         out.append(_label(cx, 0.95 * _F, text, fill="#000", anchor=anchor))
     if len(rows) == 1:
-        keys = [(f"{k}: {unit_format(v)}", colours[k], "box") for k, v in rows[0][1]]
+        keys = [(_t("{name}: {value}").format(name=_t(k), value=unit_format(v)), colours[k], "box")
+                for k, v in rows[0][1]]
     else:
         keys = [(k, colours[k], "box") for k in order]
     return _figure("".join(out), H, alt, title, keys)
