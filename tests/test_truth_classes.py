@@ -363,3 +363,25 @@ def test_explorer_messages_carry_no_argument_reprs():
             view = ex.render_at(idx)
             if "Not possible" in view:
                 assert not re.search(r"\w+=&#x27;|\w+='|\w+=&quot;", view), view[:300]
+
+
+# --- sources re-read (issue 27 item 3) -------------------------------------------------------------------------------
+def test_chapter5_quotes_flashattention3_on_its_special_functions_and_no_longer_calls_them_unread():
+    """The 3.9 TFLOP/s was re-read in the paper's body (section 3.1): the book quotes it and drops 'not re-read'."""
+    md = markdown(CH["05"])
+    assert "only 3.9 TFLOPS of special functions such as exponential" in md
+    assert "3.9 TFLOP/s of special\nfunctions is from the FlashAttention-3 paper's body, not re-read" not in md
+
+
+def test_chapter10_per_compute_rack_ratio_is_the_superpod_records():
+    """The 12 compute + 4 bus-device racks are a record (superpods.csv's compute_racks, V2 as quoted), and the
+    per-compute-rack comparison is glued from it, not typed as 'about 7×'."""
+    from chipchain import policy
+    pods = {p.system: p for p in policy.superpods()}
+    atlas = [p for n, p in pods.items() if n.startswith("Atlas")]
+    assert all(p.compute_racks == 12 and p.racks == 16 and p.checked != "V" for p in atlas)
+    want = pods["GB200 NVL72"].peak_flops_per_compute_rack / max(p.peak_flops_per_compute_rack for p in atlas)
+    assert glued_number(CH["10"], "ch10_rack_ratio_compute") == pytest.approx(want, rel=1e-12)
+    md = markdown(CH["10"])
+    assert "{glue:text}`ch10_rack_ratio_compute" in md and "about 7×" not in md
+    assert "we have not read the page itself" in md
