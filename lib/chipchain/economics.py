@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, compute, hardware, power
+from . import _check, compute, hardware, power, systems
 from .power import fact
 from .units import HOUR, YEAR
 
@@ -196,20 +196,22 @@ def break_even_utilisation(fixed_per_year, variable_per_used_hour, rent_per_hour
     return f / (_HOURS_PER_YEAR * (r - v))
 
 
-def loaded_purchase_price(system_price=None, gpus_per_system=8, network_share=None) -> float:
+def loaded_purchase_price(system_price=None, gpus_per_system=None, network_share=None) -> float:
     """A GPU's fully loaded purchase price: its share of the server, plus its share of the cluster network,
     ``P = (S / g) / (1 − f)`` — what a cloud GPU-hour's price has to recover, where seed 002's $30,000 buys the GPU
     alone.
 
     Units: $ per server, GPUs per server, fraction of the cluster's hardware cost that is its interconnect; returns
     $ per GPU. Defaults (``data/energy_facts.csv``, both estimates): SemiAnalysis's $270,000 for a DGX H100 and
-    Epoch AI's 19 % network share (Cottier et al. 2024) — about $41,700 per H100:
+    Epoch AI's 19 % network share (Cottier et al. 2024), over the DGX H100's 8 GPUs (its ``systems`` row) — about
+    $41,700 per H100:
 
     >>> round(loaded_purchase_price(), -2)
     41700.0
     """
     s = fact("dgx_h100_price_semianalysis") if system_price is None else _check.positive("system_price", system_price)
-    g = _check.integer("gpus_per_system", gpus_per_system, minimum=1)
+    g = systems.node("DGX-H100").gpus_per_node if gpus_per_system is None else _check.integer(
+        "gpus_per_system", gpus_per_system, minimum=1)
     f = fact("cluster_network_share_epoch") if network_share is None else _check.probability("network_share",
                                                                                             network_share)
     if f >= 1:
