@@ -385,3 +385,16 @@ def test_chapter10_per_compute_rack_ratio_is_the_superpod_records():
     md = markdown(CH["10"])
     assert "{glue:text}`ch10_rack_ratio_compute" in md and "about 7×" not in md
     assert "we have not read the page itself" in md
+
+
+def test_chapter13_ledger_prints_the_wall_clock_interruptions():
+    """A7-2: the ledger table's 'expected interruptions over the run' (stored output) is the wall-clock count the
+    prose glues (76), not the compute-time 74."""
+    from chipchain.walkthrough import Walkthrough
+    f = Walkthrough().step6_failures()
+    rows = [l for c in _cells(CH["13"]) for o in c.get("outputs", [])
+            for l in "".join(o.get("text", "") or (o.get("data") or {}).get("text/plain", "")).splitlines()
+            if "expected interruptions over the run" in l]
+    assert rows, "the ledger's interruptions row is not in chapter 13's stored outputs"
+    for row in rows:
+        assert re.search(rf"\|\s*{round(f.wall_seconds / f.mtbf)}\s*\|", row), row
