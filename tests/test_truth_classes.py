@@ -304,6 +304,42 @@ def test_buy_vs_rent_counts_the_loaded_price():
     assert "{glue:text}`ch09_be_loaded_2" in markdown(CH["09"])
 
 
+def test_chapter9_buy_vs_rent_explorer_default_is_the_prose_default():
+    """09-1: the explorer opens on the fully loaded price the prose describes (not the GPU alone), at the glued rent,
+    and its default view says what the prose says of that case: owning never beats the rent."""
+    from chipchain import economics, units, views
+    ex = views.power.buy_vs_rent_explorer()
+    md, recs = markdown(CH["09"]), glue_records(CH["09"])
+    assert "{glue:}`ch09_xd_purchase`" in md and "{glue:}`ch09_xd_rent`" in md
+    assert glued_number(CH["09"], "ch09_xd_purchase_value") == _default(ex, "purchase")
+    assert recs["ch09_xd_purchase"] == str(units.fmt_dollars(_default(ex, "purchase"))) == recs["ch09_loaded_price"]
+    assert _default(ex, "purchase") == round(economics.loaded_purchase_price(), -2)
+    assert recs["ch09_xd_rent"] == str(units.fmt_dollars(_default(ex, "rent")))
+    assert glued_number(CH["09"], "ch09_be_loaded_2") > 1 and _default(ex, "rent") == 2.0
+    assert "cheaper even at 100 % use" in ex.render_current() and "never breaks even" in md
+    assert 30_000 in next(c for c in ex.controls if c.name == "purchase").values      # the GPU alone, a position
+
+
+def test_chapter9_buy_vs_rent_figure_draws_the_loaded_price_and_says_where_owning_never_wins():
+    """09-1: the figure under the loaded-price paragraph draws both purchase prices, each break-even the prose
+    glues, and says on the chart that at $2 the loaded price never breaks even."""
+    from chipchain import economics, views
+    from test_static_figures import assert_no_collisions, direct_labels
+    assert "loaded_price=loaded" in code(CH["09"])
+    f = views.power.buy_vs_rent_figure(30_000, "H100", None, rents=(2.0, 3.0, 4.0),
+                                       loaded_price=economics.loaded_purchase_price())
+    for r, u in f.data["break_even"]:
+        assert glued_number(CH["09"], f"ch09_be_{r:.0f}") == pytest.approx(u, rel=1e-9)
+    for r, u in f.data["break_even_loaded"]:
+        assert glued_number(CH["09"], f"ch09_be_loaded_{r:.0f}") == pytest.approx(u, rel=1e-9)
+    html = f._repr_html_()
+    labels = [t for t, _ in direct_labels(html)]
+    assert "loaded: never beats $2/h" in labels and "73 %" in labels and "54 %" in labels
+    assert_no_collisions(html)
+    stored = next(c for c in _cells(CH["09"]) if "loaded_price=loaded" in _src(c))
+    assert "never beats $2/h" in json.dumps(stored["outputs"])
+
+
 def test_dualpipe_prose_reads_fb_as_f_plus_b():
     md = markdown(CH["11"])
     assert "max(F, B) = B" not in md and "F + B" in md
@@ -327,3 +363,38 @@ def test_explorer_messages_carry_no_argument_reprs():
             view = ex.render_at(idx)
             if "Not possible" in view:
                 assert not re.search(r"\w+=&#x27;|\w+='|\w+=&quot;", view), view[:300]
+
+
+# --- sources re-read (issue 27 item 3) -------------------------------------------------------------------------------
+def test_chapter5_quotes_flashattention3_on_its_special_functions_and_no_longer_calls_them_unread():
+    """The 3.9 TFLOP/s was re-read in the paper's body (section 3.1): the book quotes it and drops 'not re-read'."""
+    md = markdown(CH["05"])
+    assert "only 3.9 TFLOPS of special functions such as exponential" in md
+    assert "3.9 TFLOP/s of special\nfunctions is from the FlashAttention-3 paper's body, not re-read" not in md
+
+
+def test_chapter10_per_compute_rack_ratio_is_the_superpod_records():
+    """The 12 compute + 4 bus-device racks are a record (superpods.csv's compute_racks, V2 as quoted), and the
+    per-compute-rack comparison is glued from it, not typed as 'about 7×'."""
+    from chipchain import policy
+    pods = {p.system: p for p in policy.superpods()}
+    atlas = [p for n, p in pods.items() if n.startswith("Atlas")]
+    assert all(p.compute_racks == 12 and p.racks == 16 and p.checked != "V" for p in atlas)
+    want = pods["GB200 NVL72"].peak_flops_per_compute_rack / max(p.peak_flops_per_compute_rack for p in atlas)
+    assert glued_number(CH["10"], "ch10_rack_ratio_compute") == pytest.approx(want, rel=1e-12)
+    md = markdown(CH["10"])
+    assert "{glue:text}`ch10_rack_ratio_compute" in md and "about 7×" not in md
+    assert "we have not read the page itself" in md
+
+
+def test_chapter13_ledger_prints_the_wall_clock_interruptions():
+    """A7-2: the ledger table's 'expected interruptions over the run' (stored output) is the wall-clock count the
+    prose glues (76), not the compute-time 74."""
+    from chipchain.walkthrough import Walkthrough
+    f = Walkthrough().step6_failures()
+    rows = [l for c in _cells(CH["13"]) for o in c.get("outputs", [])
+            for l in "".join(o.get("text", "") or (o.get("data") or {}).get("text/plain", "")).splitlines()
+            if "expected interruptions over the run" in l]
+    assert rows, "the ledger's interruptions row is not in chapter 13's stored outputs"
+    for row in rows:
+        assert re.search(rf"\|\s*{round(f.wall_seconds / f.mtbf)}\s*\|", row), row

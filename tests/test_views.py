@@ -4,9 +4,7 @@ static figures' labels do not collide (issue 14)."""
 import html as _html
 import importlib
 import pkgutil
-import random
 import re
-import zlib
 
 import pytest
 
@@ -43,47 +41,30 @@ REPR = re.compile(r"\bnan\b|\bNaN\b|\bNone\b|Ellipsis|\b\d\.\d+[eE][+-]?\d+\b|(?
                   r"|[A-Z][A-Za-z]+\([a-z_]+=|[(\[]'[^']*',")       # the last: a tuple or list of strings
 #: an exception's text where a reader expects prose: a traceback, an exception's class name, ``name='value'``
 EXCEPTION = re.compile(r"Traceback|\b\w*(Error|Exception)\b|Error:|object at 0x|NoneType|has no attribute"
-                       r"|unexpected keyword|\b[a-z_]+=['\"]")
+                       r"|unexpected keyword|\b[a-z_]+=['\"]"
+                       r"|in the catalog \(it has:|must not be|sparse=True:")   # the catalog's and _check's messages
 #: quoted source text that matches REPR but is the source's own words: torchtitan's benchmark tables print
 #: "None (bfloat16)" in their Float8 column (no FP8), and published_runs.csv's source column quotes the row
 QUOTED = re.compile(r"\| None \(bfloat16\) \|")
-ALL_VIEWS_UP_TO = 16          # explorers this small are checked at every view; larger ones at sample_views'
-SAMPLE_EXTRA = 5
+#: every view of every registered explorer is checked: 3,226 views in 29 explorers at issue 27, rendered in about
+#: 4 s (building the explorers about 4 s more) on the 2-core machine. The budget is 60 s; at the measured rate of
+#: about 1 ms a view this many views stay well inside it — an explorer that grows past it should be thinned
+MAX_VIEWS_CHECKED = 20_000
 
 
-def sample_views(name, ex):
-    """Every view of a small explorer; for a larger one, a deterministic sample: the default, the two corners,
-    each control swept through all its values with the others at their defaults, and ``SAMPLE_EXTRA`` views drawn
-    with a seed fixed by the explorer's name — every control value appears, and the same views every run."""
-    if ex.n_views <= ALL_VIEWS_UP_TO:
-        return [list(i) for i in ex.all_indices()]
-    default = [c.index for c in ex.controls]
-    views = {tuple(v) for v in corner_views(ex)}
-    for k, c in enumerate(ex.controls):
-        views |= {tuple(default[:k] + [i] + default[k + 1:]) for i in range(len(c.values))}
-    rng = random.Random(zlib.crc32(name.encode()))
-    views |= {tuple(rng.randrange(len(c.values)) for c in ex.controls) for _ in range(SAMPLE_EXTRA)}
-    return [list(v) for v in sorted(views)]
-
-
-def test_sample_views_cover_every_control_value_and_are_deterministic():
-    for name, factory in FACTORIES:
-        ex = factory()
-        views = sample_views(name, ex)
-        assert views == sample_views(name, factory()) and [c.index for c in ex.controls] in views
-        assert len(views) >= min(ex.n_views, 5 + 1), name
-        for k, c in enumerate(ex.controls):
-            assert {v[k] for v in views} == set(range(len(c.values))), (name, c.name)
+def test_every_view_of_every_explorer_fits_the_check_budget():
+    total = sum(factory().n_views for _, factory in FACTORIES)
+    assert total <= MAX_VIEWS_CHECKED, f"{total} precomputed views: more than the no-repr check's budget"
 
 
 @pytest.mark.parametrize("name,factory", FACTORIES, ids=[n for n, _ in FACTORIES])
 def test_views_show_no_reprs_nan_or_scientific_notation(name, factory):
     """Issue 27 item 2: every precomputed view a reader can reach reads as prose and numbers — checked at every
-    view of a small explorer and at :func:`sample_views`' views of a larger one (every control value, the corners,
-    seeded extras): no repr, NaN, unformatted float or exception text (a refused combination is one sentence)."""
+    view of every registered explorer (``ex.all_indices()``): no repr, NaN, unformatted float or exception text
+    (a refused combination is one sentence in the reader's words, not the library's error message)."""
     ex = factory()
-    for idx in sample_views(name, ex):
-        out = ex.render_at(idx)
+    for idx in ex.all_indices():
+        out = ex.render_at(list(idx))
         body = QUOTED.sub(" ", text(re.sub(r"<title>.*?</title>", "", out, flags=re.S)))
         assert not REPR.search(body), f"{name} {idx}: {REPR.search(body).group(0)!r} in {body[:300]!r}"
         assert not EXCEPTION.search(body), f"{name} {idx}: {EXCEPTION.search(body).group(0)!r} in {body[:300]!r}"
@@ -92,7 +73,9 @@ def test_views_show_no_reprs_nan_or_scientific_notation(name, factory):
 def test_the_checks_catch_what_they_are_for():
     """The two patterns fire on the texts the audits found (so a pass means something)."""
     for bad in ("dtype='fp8': A100 has no FP8 peak", "Traceback (most recent call last)", "ValueError: n_gpus",
-                "KeyError", "<Accelerator object at 0x7f>"):
+                "KeyError", "<Accelerator object at 0x7f>",
+                "A100-SXM-80GB has no FP8 peak in the catalog (it has: FP64, BF16)", "nbytes must not be negative",
+                "sparse=True: TPU-v5p has no structured-sparsity figure in the catalog"):
         assert EXCEPTION.search(bad), bad
     for bad in ("('412.5 W',)", "nan", "0.30000000000000004", "1.5e+12", "Plan(tp=8"):
         assert REPR.search(bad), bad

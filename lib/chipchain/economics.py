@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, compute, hardware, power
+from . import _check, compute, hardware, power, systems
 from .power import fact
 from .units import HOUR, YEAR
 
 __all__ = ["RunCost", "run_cost", "seed002_example", "OwnershipCost", "ownership_cost", "cost_per_used_hour",
-           "break_even_utilisation", "cost_per_million_tokens"]
+           "break_even_utilisation", "loaded_purchase_price", "cost_per_million_tokens"]
 
 _HOURS_PER_YEAR = YEAR / HOUR   # 8760
 
@@ -194,6 +194,29 @@ def break_even_utilisation(fixed_per_year, variable_per_used_hour, rent_per_hour
         raise ValueError(f"rent_per_hour (${np.min(r):g}) does not exceed the energy cost per used hour "
                          f"(${v:.3g}): owning never breaks even")
     return f / (_HOURS_PER_YEAR * (r - v))
+
+
+def loaded_purchase_price(system_price=None, gpus_per_system=None, network_share=None) -> float:
+    """A GPU's fully loaded purchase price: its share of the server, plus its share of the cluster network,
+    ``P = (S / g) / (1 − f)`` — what a cloud GPU-hour's price has to recover, where seed 002's $30,000 buys the GPU
+    alone.
+
+    Units: $ per server, GPUs per server, fraction of the cluster's hardware cost that is its interconnect; returns
+    $ per GPU. Defaults (``data/energy_facts.csv``, both estimates): SemiAnalysis's $270,000 for a DGX H100 and
+    Epoch AI's 19 % network share (Cottier et al. 2024), over the DGX H100's 8 GPUs (its ``systems`` row) — about
+    $41,700 per H100:
+
+    >>> round(loaded_purchase_price(), -2)
+    41700.0
+    """
+    s = fact("dgx_h100_price_semianalysis") if system_price is None else _check.positive("system_price", system_price)
+    g = systems.node("DGX-H100").gpus_per_node if gpus_per_system is None else _check.integer(
+        "gpus_per_system", gpus_per_system, minimum=1)
+    f = fact("cluster_network_share_epoch") if network_share is None else _check.probability("network_share",
+                                                                                            network_share)
+    if f >= 1:
+        raise ValueError(f"network_share must be below 1 (the network cannot be the whole cluster), got {f!r}")
+    return s / g / (1 - f)
 
 
 def cost_per_million_tokens(price_per_gpu_hour, n_gpus, tokens_per_second):

@@ -77,7 +77,8 @@ class Superpod:
     """A rack-scale system (``data/superpods.csv``) in SI units: total dense 16-bit peak (FLOP/s), memory (bytes),
     power (W, ``None`` where our sources give none). ``printed_memory_bytes`` is the memory the vendor prints where
     ``memory_bytes`` is derived from the catalog instead (``None`` otherwise); the vendor's TB is 1,000 of its
-    binary GB, as the catalog reads a vendor's memory capacities."""
+    binary GB, as the catalog reads a vendor's memory capacities. ``compute_racks`` is how many of the ``racks``
+    hold accelerators where the others hold the scale-up switches (``None``: every rack computes)."""
 
     system: str
     accelerator: hardware.Accelerator
@@ -89,6 +90,7 @@ class Superpod:
     checked: str
     notes: str
     printed_memory_bytes: float | None = None
+    compute_racks: int | None = None
 
     @property
     def printed_memory_per_accelerator(self) -> float:
@@ -106,6 +108,15 @@ class Superpod:
     def peak_flops_per_rack(self) -> float:
         """FLOP/s per rack."""
         return self.peak_flops / self.racks
+
+    @property
+    def peak_flops_per_compute_rack(self) -> float:
+        """FLOP/s per rack that holds accelerators (the switch racks left out).
+
+        >>> [round(s.peak_flops_per_compute_rack / 1e15, 1) for s in superpods()]
+        [25.6, 24.1, 180.0]
+        """
+        return self.peak_flops / (self.racks if self.compute_racks is None else self.compute_racks)
 
     @property
     def gpu_peak_flops(self) -> float:
@@ -135,5 +146,6 @@ def superpods() -> list[Superpod]:
         out.append(Superpod(r["system"], acc, n, int(r["racks"]), n * acc.peak_flops("bf16") if peak is None else peak,
                             n * acc.require("memory_bytes") if mem is None else mem,
                             _data.optional_float(r, "power_kW", 1e3), r["checked"], r["notes"],
-                            _data.optional_float(r, "memory_TB_printed", 1000 * units.GiB)))
+                            _data.optional_float(r, "memory_TB_printed", 1000 * units.GiB),
+                            int(r["compute_racks"]) if r.get("compute_racks") else None))
     return out

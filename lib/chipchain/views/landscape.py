@@ -228,6 +228,13 @@ def compare_view(chip_a, chip_b, dtype, sparse) -> str:
     if chip_a == chip_b:
         raise ValueError("pick two different chips to compare")
     a, b = hardware.get(chip_a), hardware.get(chip_b)
+    for x in (a, b):            # plain sentences, not the catalog's errors (issue 27: no exception text in a view)
+        if dtype not in x.precisions():
+            return widgets.message(f"The {x.name} has no {dtype.upper()} peak published for it, so the two chips "
+                                   f"cannot be matched at {dtype.upper()}. Pick another precision.")
+        if sparse and not x.sparse_factor:
+            return widgets.message(f"The {x.name} has no structured-sparsity (2:4) figure published for it, so the "
+                                   "two chips cannot be matched sparse. Compare them dense.")
     pa, pb = landscape.matched_peak(a, dtype, sparse), landscape.matched_peak(b, dtype, sparse)
     ha, hb = landscape.headline_peak(a), landscape.headline_peak(b)
     conv = _convention(sparse, dtype)

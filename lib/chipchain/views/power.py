@@ -104,17 +104,24 @@ def run_energy_explorer():
     ], title="Energy and cost of a training run")
 
 
-def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, rents=(2.0, 3.0, 4.0), **ownership):
+def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, rents=(2.0, 3.0, 4.0),
+                       loaded_price=None, **ownership):
     """Owning's cost per used GPU-hour (:func:`chipchain.economics.cost_per_used_hour` over utilisation, 10–100 %)
     against each rent as a dashed horizontal line, with its break-even utilisation
     (:func:`chipchain.economics.break_even_utilisation`) marked — a chart-system figure
-    (:class:`~chipchain.views._figure.Figure`). ``purchase_price`` defaults to seed 002's $30,000, ``host_share`` to
-    the DGX H100's 575 W at its rating (:func:`chipchain.power.host_share`); extra keyword arguments go to
-    :func:`chipchain.economics.ownership_cost`.
+    (:class:`~chipchain.views._figure.Figure`). ``purchase_price`` defaults to seed 002's $30,000 (the GPU alone),
+    ``host_share`` to the DGX H100's 575 W at its rating (:func:`chipchain.power.host_share`); extra keyword
+    arguments go to :func:`chipchain.economics.ownership_cost`. With ``loaded_price`` (for instance
+    :func:`chipchain.economics.loaded_purchase_price`: server share and network, what a cloud GPU-hour includes) a
+    second curve is drawn with its own break-evens; a rent whose break-even lies past 100 % is said on the chart:
+    owning at that price never beats it.
 
     >>> f = buy_vs_rent_figure(rents=(2.0, 4.0))
     >>> [(r, round(u, 2)) for r, u in f.data["break_even"]]
     [(2.0, 0.86), (4.0, 0.4)]
+    >>> g = buy_vs_rent_figure(rents=(2.0, 4.0), loaded_price=economics.loaded_purchase_price())
+    >>> [(r, round(u, 2)) for r, u in g.data["break_even_loaded"]]
+    [(2.0, 1.14), (4.0, 0.54)]
     """
     purchase = power.fact("h100_price_seed002") if purchase_price is None else purchase_price
     host = power.host_share("H100") if host_share is None else host_share
@@ -122,47 +129,81 @@ def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, r
     if not rents:
         raise ValueError("rents must hold at least one hourly rent")
     us = np.linspace(0.1, 1.0, 46)
-    owned = economics.ownership_cost(purchase, us, gpu_power, host, **ownership)
-    cost = [units.stable(float(v)) for v in economics.cost_per_used_hour(owned)]
-    lines = [{"x": [units.stable(float(u)) for u in us], "y": cost, "label": "own: cost per used GPU-hour",
-              "color": plotting.color(0)}]
-    points, even = [], []
+    xs = [units.stable(float(u)) for u in us]
+
+    def curve(price):
+        owned = economics.ownership_cost(price, us, gpu_power, host, **ownership)
+        cost = [units.stable(float(v)) for v in economics.cost_per_used_hour(owned)]
+        return cost, [(r, float(economics.break_even_utilisation(owned.fixed, owned.variable_per_used_hour, r)))
+                      for r in rents]
+
+    cost, even = curve(purchase)
+    alone = f"own the GPU alone ({units.fmt_dollars(purchase)})" if loaded_price is not None else \
+        "own: cost per used GPU-hour"
+    lines = [{"x": xs, "y": cost, "label": alone, "color": plotting.color(0)}]
+    points = []
     for i, r in enumerate(rents):
-        c = plotting.color(i + 1)
-        u = float(economics.break_even_utilisation(owned.fixed, owned.variable_per_used_hour, r))
-        even.append((r, u))
-        lines.append({"x": [0.1, 1.0], "y": [r, r], "label": f"rent ${r:.2f}/h", "color": c, "dash": True})
+        lines.append({"x": [0.1, 1.0], "y": [r, r], "label": f"rent ${r:.2f}/h", "color": plotting.color(i + 1),
+                      "dash": True})
+    for i, (r, u) in enumerate(even):
         if u <= 1:
-            points.append({"x": u, "y": r, "label": str(fmt_percent(u, decimals=0)), "color": c})
-    ymax = max(8.0, max(rents) * 1.3)
-    said = "; ".join(f"${r:.2f}/h breaks even at {fmt_percent(u, decimals=0)} utilisation" if u <= 1 else
-                     f"${r:.2f}/h is cheaper than owning even at full use" for r, u in even)
+            points.append({"x": u, "y": r, "label": str(fmt_percent(u, decimals=0)), "color": plotting.color(i + 1)})
+    data = {"utilisation": [float(u) for u in us], "cost": cost, "break_even": even}
+
+    def said(pairs):
+        return "; ".join(f"${r:.2f}/h breaks even at {fmt_percent(u, decimals=0)} utilisation" if u <= 1 else
+                         f"${r:.2f}/h is cheaper than owning even at full use" for r, u in pairs)
+
+    text = f"Owning: ${cost[-1]:.2f} per used hour at full use; " + said(even)
     alt = (f"Falling curve of owning an H100's cost per used GPU-hour against utilisation: ${cost[0]:.2f} at 10 %, "
-           f"${cost[-1]:.2f} at 100 %, with dashed rent lines; " + said + ".")
+           f"${cost[-1]:.2f} at 100 %, with dashed rent lines; " + said(even))
+    if loaded_price is not None:
+        loaded = _check.positive("loaded_price", loaded_price)
+        cost_l, even_l = curve(loaded)
+        c = plotting.color(7)
+        lines.insert(1, {"x": xs, "y": cost_l, "label": f"own, fully loaded ({units.fmt_dollars(round(loaded, -2))}: "
+                                                        "server share and network)", "color": c})
+        for r, u in even_l:
+            if u <= 1:
+                points.append({"x": u, "y": r, "label": str(fmt_percent(u, decimals=0)), "color": c})
+        never = [r for r, u in even_l if u > 1]
+        if never:                    # past 100 %: said where the loaded curve ends, above the rent it never meets
+            points.append({"x": 1.0, "y": cost_l[-1], "color": c,
+                           "label": f"loaded: never beats ${', $'.join(f'{r:.0f}' for r in never)}/h"})
+        data.update({"cost_loaded": cost_l, "break_even_loaded": even_l, "loaded_price": loaded})
+        text += f". Fully loaded ({units.fmt_dollars(round(loaded, -2))}): ${cost_l[-1]:.2f} at full use; " + said(even_l)
+        alt += (f". The fully loaded price's curve lies above it, ${cost_l[0]:.2f} at 10 % and ${cost_l[-1]:.2f} at "
+                f"100 %: " + said(even_l))
+    ymax = max(8.0, max(rents) * 1.3)
     html = plotting.svg_chart(lines=lines, points=points, xlim=(0.1, 1.0), ylim=(0, ymax), xformat="percent",
                               xlabel="utilisation of an owned GPU (share of the year's hours)",
-                              ylabel="cost ($ per used GPU-hour)", height=300, alt=alt)
-    return Figure(html, f"Owning: ${cost[-1]:.2f} per used hour at full use; " + said,
-                  {"utilisation": [float(u) for u in us], "cost": cost, "break_even": even, "ylim": (0, ymax)})
+                              ylabel="cost ($ per used GPU-hour)", height=300, alt=alt + ".")
+    data["ylim"] = (0, ymax)
+    return Figure(html, text, data)
 
 
 @widgets.explorer
 def buy_vs_rent_explorer():
     """Explorable: cost per used GPU-hour of owning vs renting, over utilisation, with the break-even point.
 
-    Controls: rental price, purchase price, electricity price, depreciation years. Fixed: the H100's 700 W, the
-    DGX H100's 575 W host share at its rating, PUE 1.4, operations 5 %/year, facility $1,500/kW-year (assumptions,
-    from ``data/energy_facts.csv``). Equations: :mod:`chipchain.economics`.
+    Controls: rental price, purchase price, electricity price, depreciation years. The purchase opens on the fully
+    loaded price (:func:`chipchain.economics.loaded_purchase_price`: the GPU's share of its server and of the
+    cluster network, as a cloud GPU-hour includes them — chapter 9's like-for-like comparison; $41,700, to the
+    nearest $100 as the chapter prints it); seed 002's $30,000
+    (the GPU alone) is a position of the slider. Fixed: the H100's 700 W, the DGX H100's 575 W host share at its
+    rating, PUE 1.4, operations 5 %/year, facility $1,500/kW-year (assumptions, from ``data/energy_facts.csv``).
+    Equations: :mod:`chipchain.economics`.
 
     >>> ex = buy_vs_rent_explorer()
-    >>> ex.n_views, "Owning is cheaper above 86 %" in ex.render_current()
-    (48, True)
+    >>> ex.n_views, "break-even would need 114 %" in ex.render_current()
+    (64, True)
     """
     us = np.linspace(0.1, 1.0, 19)
     host = power.host_share("H100")
     base_price = power.fact("h100_price_seed002")
+    loaded = round(economics.loaded_purchase_price(), -2)      # to the nearest $100, as chapter 9 prints it
 
-    chapter = economics.cost_per_used_hour(economics.ownership_cost(base_price, us, "H100", host))
+    chapter = economics.cost_per_used_hour(economics.ownership_cost(loaded, us, "H100", host))
 
     def render(rent, purchase, price, years):
         base = economics.ownership_cost(purchase, us, "H100", host, price_per_kwh=price,
@@ -175,14 +216,15 @@ def buy_vs_rent_explorer():
                  {"x": [us[0], us[-1]], "y": [rent, rent], "label": f"rent ${rent:g}/h", "dash": True,
                   "color": plotting.color(1)}]
         if not np.allclose(owned, chapter):
-            lines.append({"x": list(us), "y": list(chapter), "label": "own, the chapter's assumptions",
+            lines.append({"x": list(us), "y": list(chapter), "label": "own, the chapter's loaded price",
                           "color": "#999", "dash": True})
         chart = plotting.svg_chart(
             lines=lines, vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)),
             xlabel="utilisation of the owned GPU (share of the year's hours)", ylabel="$ per used GPU-hour",
             xformat="percent", height=260,
             alt=f"Owning costs ${owned[-1]:.2f} per used hour at full use and more at lower use; renting "
-                f"costs ${rent:.2f}. Break-even utilisation {units.fmt_percent(u_star)}.")
+                f"costs ${rent:.2f}. " + (f"Break-even utilisation {units.fmt_percent(u_star)}." if u_star <= 1 else
+                                          f"Owning never breaks even (it would need {units.fmt_percent(u_star)})."))
         verdict = (_layout.verdict(f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation.", None)
                    if u_star <= 1 else
                    _layout.verdict(f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
@@ -199,7 +241,7 @@ def buy_vs_rent_explorer():
     return widgets.explore(render, [
         widgets.Slider("rent", "Rent ($/GPU-hour)", [1.5, power.fact("rent_seed002"), 3.0, 4.0],
                        value=power.fact("rent_seed002"), fmt=lambda v: f"${v:g}"),
-        widgets.Slider("purchase", "Purchase ($ per GPU)", [25_000, base_price, 40_000], value=base_price,
+        widgets.Slider("purchase", "Purchase ($ per GPU)", [25_000, base_price, loaded, 50_000], value=loaded,
                        fmt=lambda v: units.fmt_dollars(v)),
         widgets.Slider("price", "Electricity ($/kWh)",
                        [power.fact("us_industrial_price_2023"), power.fact("price_seed002")],
