@@ -9,7 +9,9 @@ import statistics
 
 from .. import calibration, plotting, predictor, published_runs, tables, units, widgets
 from . import _layout
+from .walkthrough import plan_text
 from ._figure import Figure, key
+from .._i18n import gettext as _
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
            "calibration_figure", "step_explorer", "BANDS"]
@@ -72,15 +74,15 @@ def step_table(leave_one_out=True):
     rows = [{"configuration": published_runs.get(e.name).run, "family": e.family, "plan": _plan(e),
              "measured (s)": f"{e.measured:,.2f}", "predicted (s)": f"{e.predicted:,.2f}",
              "error": f"{e.error:+.1%}".replace("%", " %"), "η": f"{e.efficiency:.3f}",
-             "η fitted on": (f"{len(e.fitted_on)} other families" if leave_one_out
-                             else f"{len(e.fitted_on)} families")}
+             "η fitted on": (_("{n} other families").format(n=len(e.fitted_on)) if leave_one_out
+                             else _("{n} families").format(n=len(e.fitted_on)))}
             for e in predictor.step_errors("family" if leave_one_out else "none")]
     return pd.DataFrame(rows).set_index("configuration")
 
 
 def _plan(e) -> str:
     p = e.prediction.plan
-    return f"{p}, {p.recompute} recomputation"
+    return _("{plan}, " + p.recompute + " recomputation").format(plan=plan_text(p))
 
 
 def error_table(fixed_mfu=0.5):
@@ -100,11 +102,11 @@ def error_table(fixed_mfu=0.5):
                 "worst error": f"{worst:+.1%}".replace("%", " %")}
 
     steps, hours = predictor.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
-    rows = [summary(f"step time: {f}", [e.error for e in steps if e.family == f])
+    rows = [summary(_("step time: {family}").format(family=_(f)), [e.error for e in steps if e.family == f])
             for f in dict.fromkeys(e.family for e in steps)]
     rows.append(summary("all step configurations", [e.error for e in steps]))
     rows.append(summary("GPU-hours of whole runs, median MFU of the others", [e.error for e in hours]))
-    rows.append(summary(f"GPU-hours of whole runs, fixed {fixed_mfu:.0%} MFU".replace("%", " %"),
+    rows.append(summary(_("GPU-hours of whole runs, fixed {pct} MFU").format(pct=f"{fixed_mfu:.0%}".replace("%", " %")),
                         [e.fixed_error for e in hours]))
     return pd.DataFrame(rows).set_index("family")
 
@@ -163,12 +165,13 @@ def calibration_figure(fixed_mfu=0.5):
     steps, hours = predictor.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
     fams = list(dict.fromkeys(e.family for e in steps))
     within = lambda errs, band: sum(abs(e) <= band for e in errs)                 # noqa: E731
-    fixed = f"at a fixed {fixed_mfu:.0%} MFU".replace("%", " %")
-    step_alt = (f"Log–log chart of predicted against measured seconds per step for {len(steps)} configurations, "
-                f"with the identity line and lines at ± 15 and ± 30 %: "
-                + "; ".join(f"{fam}: errors from {min(e.error for e in steps if e.family == fam):+.0%} to "
-                            f"{max(e.error for e in steps if e.family == fam):+.0%}" for fam in fams)
-                + f". {within([e.error for e in steps], 0.15)} of {len(steps)} lie within ± 15 %.")
+    fixed = _("at a fixed {pct} MFU").format(pct=f"{fixed_mfu:.0%}".replace("%", " %"))
+    step_alt = (_("Log–log chart of predicted against measured seconds per step for {n} configurations, with the "
+                  "identity line and lines at ± 15 and ± 30 %: ").format(n=len(steps))
+                + _("; ").join(_("{family}: errors from {lo} to {hi}").format(
+                    family=_(fam), lo=f"{min(e.error for e in steps if e.family == fam):+.0%}",
+                    hi=f"{max(e.error for e in steps if e.family == fam):+.0%}") for fam in fams)
+                + _(". {k} of {n} lie within ± 15 %.").format(k=within([e.error for e in steps], 0.15), n=len(steps)))
     values = [v for e in steps for v in (e.measured, e.predicted)]
     lim = (10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values))))   # every point shown
     step_chart = _agreement_chart(
@@ -176,11 +179,11 @@ def calibration_figure(fixed_mfu=0.5):
          for i, fam in enumerate(fams)], lim, identity="predicted = measured",
         xlabel="measured seconds per step (s, published)", ylabel="predicted seconds per step (s)",
         title="Seconds per step: published configurations, each predicted without its family", alt=step_alt)
-    hours_alt = (f"Log–log chart of predicted against reported GPU-hours for {len(hours)} whole runs, with the "
-                 f"identity line and lines at ± 15 and ± 30 %: at the median MFU of the other runs, "
-                 f"{within([e.error for e in hours], 0.15)} of {len(hours)} lie within ± 15 % and "
-                 f"{within([e.error for e in hours], 0.30)} within ± 30 %; {fixed}, "
-                 f"{within([e.fixed_error for e in hours], 0.15)} and {within([e.fixed_error for e in hours], 0.30)}.")
+    hours_alt = _("Log–log chart of predicted against reported GPU-hours for {n} whole runs, with the identity line "
+                  "and lines at ± 15 and ± 30 %: at the median MFU of the other runs, {k15} of {n} lie within ± 15 % "
+                  "and {k30} within ± 30 %; {fixed}, {f15} and {f30}.").format(
+        n=len(hours), k15=within([e.error for e in hours], 0.15), k30=within([e.error for e in hours], 0.30),
+        fixed=fixed, f15=within([e.fixed_error for e in hours], 0.15), f30=within([e.fixed_error for e in hours], 0.30))
     hours_chart = _agreement_chart(
         [("at the median MFU of the other runs", plotting.color(0), [(e.reported, e.predicted) for e in hours]),
          (fixed, plotting.color(1), [(e.reported, e.fixed) for e in hours])], (3e4, 5e7),
@@ -206,21 +209,27 @@ def step_explorer():
         e = errs[leave_one_out][name]
         p, r = e.prediction, published_runs.get(name)
         sec = lambda v: f"{v:,.2f} s"                                            # noqa: E731
-        parts = [("compute", p.compute), ("recomputation", p.recompute), ("pipeline bubble", p.bubble)]
-        parts += [(f"exposed {k} traffic", v) for k, v in p.exposed.items() if v > 0]
-        parts += [("optimizer step", p.optimizer)]
+        # segment and marker labels translated before svg_bars joins them with their values ("compute: 1.2 s")
+        parts = [(_("compute"), p.compute), (_("recomputation"), p.recompute), (_("pipeline bubble"), p.bubble)]
+        parts += [(_("exposed {kind} traffic").format(kind=k), v) for k, v in p.exposed.items() if v > 0]
+        parts += [(_("optimizer step"), p.optimizer)]
         bar = plotting.svg_bars(parts, capacity=e.measured,
-                                capacity_label="measured", unit_format=sec, xlabel="time per step (s)",
-                                alt=f"Predicted step of {r.run}: {p.seconds:.2f} s against {e.measured:.2f} s measured")
-        stated = f"the paper states {_pct(r.reported_mfu)}" if r.reported_mfu else "not stated in the paper"
+                                capacity_label=_("measured"), unit_format=sec, xlabel="time per step (s)",
+                                alt=_("Predicted step of {run}: {p} s against {m} s measured").format(
+                                    run=_(r.run), p=f"{p.seconds:.2f}", m=f"{e.measured:.2f}"))
+        stated = (_("the paper states {pct}").format(pct=_pct(r.reported_mfu)) if r.reported_mfu
+                  else _("not stated in the paper"))
         cards = _layout.headline([
-            ("predicted step", sec(p.seconds), f"measured {sec(e.measured)}"),
+            ("predicted step", sec(p.seconds), _("measured {t}").format(t=sec(e.measured))),
             ("error", f"{e.error:+.1%}".replace("%", " %"), "predicted against measured"),
-            ("predicted MFU", _pct(p.mfu), f"HFU {_pct(p.hfu)}; {stated}")])
-        head = _layout.para(f"{r.run} — {_plan(e)}, {r.n_gpus:,} × {r.accelerator.name}")
-        tail = _layout.para(f"η = {p.efficiency:.3f}, fitted on {len(e.fitted_on)} "
-                            f"{'other ' if leave_one_out else ''}families of published runs. Source: {r.source} "
-                            f"({r.location}); tier {r.tier}.", small=True)
+            ("predicted MFU", _pct(p.mfu), _("HFU {hfu}; {stated}").format(hfu=_pct(p.hfu), stated=stated))])
+        head = _layout.para(_("{run} — {plan}, {n} × {acc}").format(run=_(r.run), plan=_plan(e), n=f"{r.n_gpus:,}",
+                                                                    acc=r.accelerator.name))
+        tail = _layout.para((_("η = {eta}, fitted on {n} other families of published runs. Source: {source} "
+                               "({location}); tier {tier}.") if leave_one_out else
+                             _("η = {eta}, fitted on {n} families of published runs. Source: {source} ({location}); "
+                               "tier {tier}.")).format(eta=f"{p.efficiency:.3f}", n=len(e.fitted_on), source=r.source,
+                                                      location=r.location, tier=r.tier), small=True)
         return head + cards + bar + tail
 
     names = list(errs[True])

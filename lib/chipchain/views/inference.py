@@ -9,6 +9,7 @@ from .. import _check, assumptions, devices, hardware, inference, models, moore,
 from . import _layout
 from ..units import fmt_percent
 from ._figure import Figure
+from .._i18n import gettext as _
 
 __all__ = ["model_table", "batch_table", "serving_table", "quantization_table", "device_table", "edge_fit_table",
            "process_node_table", "packaging_table", "decode_roofline_points", "decode_roofline_figure",
@@ -57,7 +58,7 @@ def batch_table(accelerator, model, context, batches=(1, 8, 64, 256, 1024), weig
                      "tokens/s (all)": round(d.tokens_per_second) if d.fits else NO_FIT,
                      "tokens/s (each)": round(d.per_sequence_tokens_per_second, 1) if d.fits else NO_FIT,
                      "share of peak": str(fmt_percent(d.utilisation, decimals=1)),
-                     "fits": "yes" if d.fits else f"no: needs {units.fmt_bytes(d.memory_needed)}"})
+                     "fits": "yes" if d.fits else _("no: needs {bytes}").format(bytes=units.fmt_bytes(d.memory_needed))})
     return pd.DataFrame(rows).set_index("batch")
 
 
@@ -189,11 +190,11 @@ def decode_roofline_points(accelerator, model, context, batches=(1, 8, 64, 512),
     points = {}
     for b in batches:
         need = inference.memory_needed(model, context, b, weight_dtype, kv_dtype)
-        label = f"decode, batch {b}" + ("" if need <= have else
-                                        f" ({NO_FIT}: needs {units.fmt_bytes(need)}, card holds "
-                                        f"{units.fmt_capacity(have)})")
+        label = (_("decode, batch {b}").format(b=b) if need <= have else
+                 _("decode, batch {b} (does not fit: needs {need}, card holds {have})").format(
+                     b=b, need=units.fmt_bytes(need), have=units.fmt_capacity(have)))
         points[label] = inference.decode_intensity(model, context, b, weight_dtype, kv_dtype)
-    points[f"prefill {context} tokens"] = inference.prefill_intensity(model, context, 1, weight_dtype, kv_dtype)
+    points[_("prefill {context} tokens").format(context=context)] = inference.prefill_intensity(model, context, 1, weight_dtype, kv_dtype)
     return points
 
 
@@ -215,37 +216,43 @@ def decode_roofline_figure(accelerator, model, context, batches=(1, 8, 64, 512),
     ridge = roofline.ridge_point(acc, dtype)
     found = decode_roofline_points(acc.name, m.name, context, batches, dtype, dtype)
     pts = []
+    have = acc.require("memory_bytes")
     for (label, intensity), b in zip(found.items(), list(batches) + [None]):
-        fits = NO_FIT not in label
-        short = (f"prefill, {context:,} tokens" if b is None else
-                 f"batch {b:,}" if fits else f"batch {b:,}: does not fit")
-        pts.append((short, intensity, fits, float(roofline.attainable_flops(acc, intensity, dtype)) / units.TFLOPS))
-    lo = min(0.3, min(i for _, i, _, _ in pts) / 2)
-    hi = max(1e4, max(i for _, i, _, _ in pts) * 3)
+        fits = b is None or inference.memory_needed(m, context, b, dtype, dtype) <= have   # as the points say
+        short = (_("prefill, {context} tokens").format(context=f"{context:,}") if b is None else
+                 _("batch {b}").format(b=f"{b:,}") if fits else _("batch {b}: does not fit").format(b=f"{b:,}"))
+        pts.append((short, intensity, fits, float(roofline.attainable_flops(acc, intensity, dtype)) / units.TFLOPS,
+                    b is None))
+    lo = min(0.3, min(p[1] for p in pts) / 2)
+    hi = max(1e4, max(p[1] for p in pts) * 3)
     xs = sorted({float(x) for x in np.logspace(np.log10(lo), np.log10(hi), 61)} | {ridge})
     ys = [float(v) / units.TFLOPS for v in roofline.attainable_flops(acc, np.array(xs), dtype)]
     colour = {True: plotting.color(1), False: "#888"}
-    points = [{"x": i, "y": y, "label": s, "color": plotting.color(2) if s.startswith("prefill") else colour[f]}
-              for s, i, f, y in pts]
-    decode = [p for p in pts if not p[0].startswith("prefill")]
-    alt = (f"Log–log roofline of the {acc.name} at {dtype.upper()}: a bandwidth slope of {bw / units.TB:.2f} TB/s "
-           f"up to a flat roof of {peak / units.TFLOPS:,.0f} TFLOP/s, meeting at the ridge, {ridge:,.0f} FLOP per byte. "
-           + "; ".join(f"{'' if s.startswith('prefill') else 'decode at '}{s}: {i:,.1f} FLOP per byte, {y:,.1f} TFLOP/s"
-                      for s, i, _, y in pts) + ". "
-           + ("Every decode point lies left of the ridge, memory-bound." if all(i < ridge for _, i, _, _ in decode)
+    points = [{"x": i, "y": y, "label": s, "color": plotting.color(2) if pre else colour[f]}
+              for s, i, f, y, pre in pts]
+    decode = [p for p in pts if not p[4]]
+    alt = (_("Log–log roofline of the {acc} at {dtype}: a bandwidth slope of {bw} TB/s up to a flat roof of {peak} "
+             "TFLOP/s, meeting at the ridge, {ridge} FLOP per byte. ").format(
+               acc=acc.name, dtype=dtype.upper(), bw=f"{bw / units.TB:.2f}", peak=f"{peak / units.TFLOPS:,.0f}",
+               ridge=f"{ridge:,.0f}")
+           + _("; ").join((_("{label}: {ai} FLOP per byte, {tflops} TFLOP/s") if pre else
+                           _("decode at {label}: {ai} FLOP per byte, {tflops} TFLOP/s")).format(
+                               label=s, ai=f"{i:,.1f}", tflops=f"{y:,.1f}") for s, i, _f, y, pre in pts) + _(". ")
+           + (_("Every decode point lies left of the ridge, memory-bound.") if all(p[1] < ridge for p in decode)
               else ""))
     html = plotting.svg_chart(
-        lines=[{"x": xs, "y": ys, "label": f"{acc.name} {dtype.upper()} roofline ({peak / units.TFLOPS:,.0f} TFLOP/s dense, "
-                                            f"{bw / units.TB:.2f} TB/s)"}],
-        points=points, vlines=[{"x": ridge, "label": f"ridge {ridge:,.0f} FLOP/byte"}],
+        lines=[{"x": xs, "y": ys, "label": _("{acc} {dtype} roofline ({peak} TFLOP/s dense, {bw} TB/s)").format(
+            acc=acc.name, dtype=dtype.upper(), peak=f"{peak / units.TFLOPS:,.0f}", bw=f"{bw / units.TB:.2f}")}],
+        points=points, vlines=[{"x": ridge, "label": _("ridge {ridge} FLOP/byte").format(ridge=f"{ridge:,.0f}")}],
         xlog=True, ylog=True, xlim=(lo, hi), ylim=(min(ys) / 1.5, peak / units.TFLOPS * 8), xlabel="arithmetic intensity (FLOP/byte)",
-        ylabel=f"attainable {dtype.upper()} TFLOP/s (dense)", height=340,
-        title=f"{m.name} on one {acc.name}, {context:,}-token context", alt=alt)
+        ylabel=_("attainable {dtype} TFLOP/s (dense)").format(dtype=dtype.upper()), height=340,
+        title=_("{model} on one {acc}, {context}-token context").format(model=m.name, acc=acc.name,
+                                                                        context=f"{context:,}"), alt=alt)
     text = (f"{m.name} on the {acc.name} {dtype.upper()} roofline (ridge {ridge:,.0f} FLOP/byte): "
-            + "; ".join(f"{'' if s.startswith('prefill') else 'decode '}{s}: {i:,.1f} FLOP/byte -> {y:,.1f} TFLOP/s"
-                       for s, i, _, y in pts))
+            + "; ".join(f"{'' if pre else 'decode '}{s}: {i:,.1f} FLOP/byte -> {y:,.1f} TFLOP/s"
+                       for s, i, _f, y, pre in pts))
     return Figure(html, text, {"ridge": ridge, "peak_tflops": peak / units.TFLOPS, "bandwidth": bw,
-                               "points": [(s, i, y) for s, i, _, y in pts], "line": (xs, ys)})
+                               "points": [(s, i, y) for s, i, _f, y, _p in pts], "line": (xs, ys)})
 
 
 def _multi_die(acc) -> str:
@@ -305,21 +312,24 @@ def moore_projection_figure(doubling_times=(2.0, 3.0, 4.0), base_year=2015.0, ye
     before = [lo + (t0 - lo) * k / n for k in range(n + 1)]
     after = [t0 + (hi - t0) * k / n for k in range(n + 1)]
     lines = [{"x": before, "y": [float(v) for v in moore.doubling_projection(before, 2.0, t0)], "color": "#000",
-              "label": f"2-year doubling until {t0:.0f} (assumed)"}]
+              "label": _("2-year doubling until {year} (assumed)").format(year=f"{t0:.0f}")}]
     ends = []
     for i, T in enumerate(Ts):
         ys = [float(v) for v in moore.doubling_projection(after, T, t0)]
         lines.append({"x": after, "y": ys, "color": plotting.color(i), "dash": T != 2.0,
-                      "label": f"doubling every {T:g} years after {t0:.0f}"})
+                      "label": _("doubling every {T} years after {year}").format(T=f"{T:g}", year=f"{t0:.0f}")})
         ends.append((T, ys[-1]))
     nodes = [nd for nd in moore.all_process_nodes() if lo <= nd.volume_year <= hi]
     vlines = [{"x": nd.volume_year, "label": f"TSMC {nd.name}", "color": "#777"} for nd in nodes]
-    alt = (f"Transistors per chip relative to {t0:.0f} on a log axis from {lo:.0f} to {hi:.0f}: "
-           + "; ".join(f"doubling every {T:g} years reaches {v:,.0f}× by {hi:.0f}" for T, v in ends)
-           + "; TSMC's nodes in volume production marked: "
-           + ", ".join(f"{nd.name} ({int(nd.volume_year)})" for nd in nodes) + ".")
+    alt = (_("Transistors per chip relative to {year} on a log axis from {lo} to {hi}: ").format(
+               year=f"{t0:.0f}", lo=f"{lo:.0f}", hi=f"{hi:.0f}")
+           + _("; ").join(_("doubling every {T} years reaches {x}× by {hi}").format(T=f"{T:g}", x=f"{v:,.0f}",
+                                                                                  hi=f"{hi:.0f}") for T, v in ends)
+           + _("; TSMC's nodes in volume production marked: ")
+           + ", ".join(f"{nd.name} ({int(nd.volume_year)})" for nd in nodes) + _("."))
     html = plotting.svg_chart(lines=lines, vlines=vlines, ylog=True, xlim=(lo, hi), xformat=lambda v: f"{v:.0f}",
-                              xlabel="year", ylabel=f"transistors per chip, relative to {t0:.0f} (×)", alt=alt,
+                              xlabel="year", ylabel=_("transistors per chip, relative to {year} (×)").format(
+                                  year=f"{t0:.0f}"), alt=alt,
                               height=340)
     text = "; ".join(f"every {T:g} years: {v:,.0f}× by {hi:.0f}" for T, v in ends)
     return Figure(html, text, {"at_end": ends, "nodes": [(nd.name, nd.volume_year) for nd in nodes]})
@@ -343,38 +353,47 @@ def serving_view(model, batch, context, precision, accelerator) -> str:
     peak, bw = acc.peak_flops(d.dtype), acc.require("memory_bandwidth")
     xs = sorted([10 ** (k / 4) for k in range(-4, 17)] + [peak / bw])      # the corner itself, drawn sharp
     roof = [roofline.attainable(x, peak, bw) / units.TFLOPS for x in xs]
-    curve = [{"x": xs, "y": roof, "label": f"{acc.name} roof ({d.dtype.upper()})"}]
-    pts = [{"x": d.intensity, "y": d.utilisation * peak / units.TFLOPS, "label": f"decode ×{batch}", "color": "#D55E00"},
+    curve = [{"x": xs, "y": roof, "label": _("{acc} roof ({dtype})").format(acc=acc.name, dtype=d.dtype.upper())}]
+    pts = [{"x": d.intensity, "y": d.utilisation * peak / units.TFLOPS,
+            "label": _("decode ×{batch}").format(batch=batch), "color": "#D55E00"},
            {"x": p.intensity, "y": p.utilisation * peak / units.TFLOPS, "label": "prefill", "color": "#0072B2"}]
     chart = plotting.svg_chart(
-        lines=curve, points=pts, vlines=[{"x": d.ridge, "label": f"ridge {d.ridge:.0f}"}], xlog=True, ylog=True,
+        lines=curve, points=pts, vlines=[{"x": d.ridge, "label": _("ridge {ridge}").format(ridge=f"{d.ridge:.0f}")}],
+        xlog=True, ylog=True,
         xlim=(0.1, 1e4), ylim=(peak / units.TFLOPS / 2e3, peak / units.TFLOPS * 2), xlabel="arithmetic intensity (FLOP/byte)",
         ylabel="attainable TFLOP/s per GPU", height=260, legend="none",
-        title=f"Decode and prefill on the {acc.name} roofline ({d.dtype.upper()})",
-        alt=f"Roofline of the {acc.name}: decode at batch {batch} sits at {d.intensity:.1f} FLOP/byte "
-            f"({d.bound}); prefill of {context} tokens at {p.intensity:.0f} FLOP/byte ({p.bound}).")
+        title=_("Decode and prefill on the {acc} roofline ({dtype})").format(acc=acc.name, dtype=d.dtype.upper()),
+        alt=_("Roofline of the {acc}: decode at batch {batch} sits at {ai} FLOP/byte ({bound}); prefill of {context} "
+              "tokens at {pai} FLOP/byte ({pbound}).").format(
+                  acc=acc.name, batch=batch, ai=f"{d.intensity:.1f}", bound=_(d.bound), context=context,
+                  pai=f"{p.intensity:.0f}", pbound=_(p.bound)))
     fit = [e for e in (serving.decode(acc, m, context, b, precision, kv_dtype, n) for b in _CURVE_BATCHES) if e.fits]
     tps = [e.tokens_per_second for e in fit]
     batch_chart = plotting.svg_chart(
-        lines=[{"x": [e.batch for e in fit], "y": tps, "label": f"decode tokens/s on {n} GPU(s), batches that fit"}],
-        points=[{"x": batch, "y": d.tokens_per_second, "label": f"batch {batch}", "color": "#D55E00"}],
+        lines=[{"x": [e.batch for e in fit], "y": tps,
+                "label": _("decode tokens/s on {n} GPU(s), batches that fit").format(n=n)}],
+        points=[{"x": batch, "y": d.tokens_per_second, "label": _("batch {b}").format(b=batch), "color": "#D55E00"}],
         xlog=True, ylog=True, xlim=(1, 1024), ylim=(min(tps) / 2, max(tps) * 2),
         xlabel="batch (sequences decoded together)", ylabel="decode tokens/s, all sequences",
         xticks=[(b, f"{b:,}") for b in (1, 4, 16, 64, 256, 1024)], legend="none",
-        title=f"Decode throughput against batch on {n} GPU{'s' if n > 1 else ''} (batches that fit)",
-        height=220, alt=f"Aggregate decode throughput rises with batch from {tps[0]:,.0f} to {tps[-1]:,.0f} tokens/s; "
-                        f"at batch {batch} it is {d.tokens_per_second:,.0f}.")
+        title=(_("Decode throughput against batch on {n} GPUs (batches that fit)") if n > 1 else
+               _("Decode throughput against batch on {n} GPU (batches that fit)")).format(n=n),
+        height=220, alt=_("Aggregate decode throughput rises with batch from {lo} to {hi} tokens/s; at batch {batch} "
+                          "it is {tps}.").format(lo=f"{tps[0]:,.0f}", hi=f"{tps[-1]:,.0f}", batch=batch,
+                                                 tps=f"{d.tokens_per_second:,.0f}"))
     cards = _layout.headline([
         ("GPUs to hold weights + KV cache", f"{n} × {acc.name}",
-         f"weights {units.fmt_bytes(inference.weight_bytes(m, precision))}, KV cache "
-         f"{units.fmt_bytes(inference.kv_cache_bytes(m, context, batch, kv_dtype))}"),
-        ("decode, all sequences", f"{d.tokens_per_second:,.0f} tokens/s",
-         f"{d.per_sequence_tokens_per_second:,.0f} per sequence (upper bound)"),
-        ("decode is", d.bound, f"{d.intensity:,.1f} vs ridge {d.ridge:,.0f} FLOP/byte; "
-                               f"{units.fmt_percent(d.utilisation)} of peak FLOP/s"),
-        (f"prefill of {context:,} tokens", str(units.fmt_duration(p.seconds)), p.bound)])
-    head = _layout.para(f"{m.name}, {precision.upper()} weights, {kv_dtype.upper()} KV cache, batch {batch:,}, "
-                        f"context {context:,} tokens — roofline bounds, ideal tensor parallelism.")
+         _("weights {w}, KV cache {kv}").format(
+             w=units.fmt_bytes(inference.weight_bytes(m, precision)),
+             kv=units.fmt_bytes(inference.kv_cache_bytes(m, context, batch, kv_dtype)))),
+        ("decode, all sequences", _("{n} tokens/s").format(n=f"{d.tokens_per_second:,.0f}"),
+         _("{n} per sequence (upper bound)").format(n=f"{d.per_sequence_tokens_per_second:,.0f}")),
+        ("decode is", d.bound, _("{ai} vs ridge {ridge} FLOP/byte; {pct} of peak FLOP/s").format(
+            ai=f"{d.intensity:,.1f}", ridge=f"{d.ridge:,.0f}", pct=units.fmt_percent(d.utilisation))),
+        (_("prefill of {n} tokens").format(n=f"{context:,}"), str(units.fmt_duration(p.seconds)), p.bound)])
+    head = _layout.para(_("{model}, {wdtype} weights, {kvdtype} KV cache, batch {batch}, context {context} tokens — "
+                          "roofline bounds, ideal tensor parallelism.").format(
+        model=m.name, wdtype=precision.upper(), kvdtype=kv_dtype.upper(), batch=f"{batch:,}", context=f"{context:,}"))
     return head + cards + chart + batch_chart
 
 

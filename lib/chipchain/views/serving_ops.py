@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _check, moore, plotting, serving_latency
 from ._figure import Figure, key
+from .._i18n import gettext as _
 
 
 def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
@@ -26,7 +27,7 @@ def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
                       "color": c})
         for p in pts:
             points.append({"x": p.tokens_per_second, "y": p.tpot * 1e3, "color": c,
-                           "label": f"batch {p.batch:,}" if p.batch in label_batches else None})
+                           "label": _("batch {b}").format(b=f"{p.batch:,}") if p.batch in label_batches else None})
             data.append((label, p.batch, p.tpot * 1e3, p.tokens_per_second))
 
     def span(label, pts):
@@ -34,8 +35,16 @@ def latency_throughput_figure(curves: dict, label_batches=(1, 8, 64)):
         return (f"{label}: from {a.tpot * 1e3:,.1f} ms per token and {a.tokens_per_second:,.0f} tokens/s at batch "
                 f"{a.batch:,} to {b.tpot * 1e3:,.1f} ms and {b.tokens_per_second:,.0f} tokens/s at batch {b.batch:,}")
 
-    alt = ("Log–log chart of time per output token against the server's tokens per second, one curve per "
-           "configuration, a dot per batch size. " + "; ".join(span(k, v) for k, v in curves.items()) + ".")
+    def span_alt(label, pts):
+        a, b = pts[0], pts[-1]
+        return _("{label}: from {ms_a} ms per token and {tps_a} tokens/s at batch {b_a} to {ms_b} ms and {tps_b} "
+                 "tokens/s at batch {b_b}").format(
+            label=_(label), ms_a=f"{a.tpot * 1e3:,.1f}", tps_a=f"{a.tokens_per_second:,.0f}", b_a=f"{a.batch:,}",
+            ms_b=f"{b.tpot * 1e3:,.1f}", tps_b=f"{b.tokens_per_second:,.0f}", b_b=f"{b.batch:,}")
+
+    alt = (_("Log–log chart of time per output token against the server's tokens per second, one curve per "
+             "configuration, a dot per batch size. ") + _("; ").join(span_alt(k, v) for k, v in curves.items())
+           + _("."))
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True,
                               xlabel="server throughput (tokens/s, all users)", ylabel="time per output token (ms)",
                               alt=alt, height=340)
@@ -61,16 +70,22 @@ def transistor_counts_figure(eras=((1971, 2005), (2005, 2022))):
         coef = np.polyfit([p.year for p in q], np.log2([p.transistors for p in q]), 1)
         xs = [float(lo), float(min(hi, 2021.9))]
         lines.append({"x": xs, "y": [float(2 ** np.polyval(coef, x)) for x in xs], "dash": True,
-                      "color": ("#000", "#777")[i % 2], "label": f"least-squares fit {lo}–{min(hi, 2021)}: doubling every {T:.1f} years"})
+                      "color": ("#000", "#777")[i % 2],
+                      "label": _("least-squares fit {lo}–{hi}: doubling every {T} years").format(
+                          lo=lo, hi=min(hi, 2021), T=f"{T:.1f}")})
         fits.append((lo, min(hi, 2021), T))
     points = [{"x": p.year, "y": p.transistors, "color": plotting.color(0)} for p in cpu]
     points += [{"x": p.year, "y": p.transistors, "color": plotting.color(1),
                 "label": p.name.split("-")[0] if p in (acc[0], acc[-1]) else None} for p in acc]
-    alt = (f"Transistors per chip on a log axis against the year: {len(cpu)} microprocessors from "
-           f"{cpu[0].year:.0f} ({cpu[0].transistors:,.0f}) to {cpu[-1].year:.0f} ({cpu[-1].transistors:,.0f}) and "
-           f"{len(acc)} AI accelerators from the {acc[0].name} ({acc[0].transistors / 1e9:,.1f} billion, "
-           f"{acc[0].year:.0f}) to the {acc[-1].name} ({acc[-1].transistors / 1e9:,.0f} billion, {acc[-1].year:.0f}); "
-           + "; ".join(f"{lo}–{hi} doubling every {T:.1f} years" for lo, hi, T in fits) + ".")
+    alt = (_("Transistors per chip on a log axis against the year: {n_cpu} microprocessors from {y0} ({t0}) to {y1} "
+             "({t1}) and {n_acc} AI accelerators from the {a0} ({b0} billion, {ya0}) to the {a1} ({b1} billion, "
+             "{ya1}); ").format(
+               n_cpu=len(cpu), y0=f"{cpu[0].year:.0f}", t0=f"{cpu[0].transistors:,.0f}", y1=f"{cpu[-1].year:.0f}",
+               t1=f"{cpu[-1].transistors:,.0f}", n_acc=len(acc), a0=acc[0].name, b0=f"{acc[0].transistors / 1e9:,.1f}",
+               ya0=f"{acc[0].year:.0f}", a1=acc[-1].name, b1=f"{acc[-1].transistors / 1e9:,.0f}",
+               ya1=f"{acc[-1].year:.0f}")
+           + _("; ").join(_("{lo}–{hi} doubling every {T} years").format(lo=lo, hi=hi, T=f"{T:.1f}")
+                          for lo, hi, T in fits) + _("."))
     years, counts = [p.year for p in cpu + acc], [p.transistors for p in cpu + acc]
     html = plotting.svg_chart(lines=lines, points=points, ylog=True, xlabel="year", height=340,
                               xlim=(min(years) - 2, max(years) + 8),

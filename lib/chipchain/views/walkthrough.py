@@ -15,6 +15,7 @@ from ..units import DAY
 from ..walkthrough import Walkthrough
 from ..units import fmt_percent
 from ._figure import Figure
+from .._i18n import gettext as _
 
 __all__ = ["STEP_NAMES", "STEP_CHAPTERS", "LedgerRow", "ledger_rows", "texts", "ledger", "inputs_table",
            "ledger_html", "time_budget_days", "time_budget_html", "evidence_table",
@@ -44,6 +45,22 @@ class LedgerRow:
     key: str = ""               #: a short name for the row (what :func:`texts` is keyed by)
 
 
+def plan_text(plan) -> str:
+    """``str(plan)`` (:class:`chipchain.parallel.Plan`) in the reader's language: the same text in English.
+
+    >>> from chipchain.parallel import Plan
+    >>> plan_text(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192)) == str(Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192))
+    True
+    """
+    dims = (f"TP {plan.tp}" + (f" × CP {plan.cp}" if plan.cp > 1 else "") + f" × PP {plan.pp} × DP {plan.dp}"
+            + (f" × EP {plan.ep}" if plan.ep > 1 else ""))
+    text = _("{dims}, ZeRO-{zero}, {microbatches} micro-batches of {microbatch}").format(
+        dims=dims, zero=plan.zero, microbatches=plan.microbatches, microbatch=plan.microbatch)
+    if plan.offload_layers:
+        text += _(", {n} layers' activations offloaded").format(n=plan.offload_layers)
+    return text
+
+
 # --- the whole ledger (chapter 13) --------------------------------------------------------------------------
 def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
     """Every step's headline numbers as :class:`LedgerRow` records, computed by the step methods, each with the
@@ -62,27 +79,31 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
                               key))
 
     s1 = w.step1_states()
-    add(1, f"model states at {w.bytes_per_param:g} B/parameter", s1.total_bytes, units.fmt_bytes(s1.total_bytes),
-        "states")
+    add(1, _("model states at {bpp} B/parameter").format(bpp=f"{w.bytes_per_param:g}"), s1.total_bytes,
+        units.fmt_bytes(s1.total_bytes), "states")
     add(1, "…cards whose memory would hold them (rounded up)", s1.cards,
-        f"{s1.cards} × {units.fmt_capacity(s1.card_bytes)}; {s1.cards_worth:.1f} cards' worth", "cards")
+        _("{n} × {card}; {worth} cards' worth").format(n=s1.cards, card=units.fmt_capacity(s1.card_bytes),
+                                                       worth=f"{s1.cards_worth:.1f}"), "cards")
     s2 = w.step2_compute()
     add(2, "training compute, 6ND", s2.flops, f"{units.fmt_sci(s2.flops)} FLOP", "flops")
     add(2, "cluster peak, n × peak", s2.cluster_peak, units.fmt_rate(s2.cluster_peak), "cluster_peak")
     if w.mfu_basis == "predicted":                            # bottom-up: the plan's predicted step × steps
         r3 = w.step3_run()
         add(3, "predicted step of the plan (chapter 14's model)", r3.step_seconds,
-            f"{units.fmt_duration(r3.step_seconds)} × {units.fmt_number(round(r3.steps))} steps", "step")
-        add(3, f"run length, bottom-up (MFU {fmt_percent(r3.mfu, decimals=1)})", r3.seconds,
+            _("{step} × {n} steps").format(step=units.fmt_duration(r3.step_seconds),
+                                           n=units.fmt_number(round(r3.steps))), "step")
+        add(3, _("run length, bottom-up (MFU {pct})").format(pct=fmt_percent(r3.mfu, decimals=1)), r3.seconds,
             units.fmt_duration(r3.seconds), "days")
         add(3, "…on the wall clock, with chapter 7's failures", r3.wall_seconds, units.fmt_duration(r3.wall_seconds),
             "wall")
     else:
-        add(3, f"run length at {fmt_percent(w.mfu, decimals=0)} MFU ({w.mfu_basis})", w.run_seconds,
+        add(3, _("run length at {pct} MFU (" + w.mfu_basis + ")").format(pct=fmt_percent(w.mfu, decimals=0)),
+            w.run_seconds,
             units.fmt_duration(w.run_seconds), "days")
     for m, s in w.step3_time().seconds.items():
         if w.mfu_basis == "predicted" or m != w.mfu:
-            add(3, f"run length at {fmt_percent(m, decimals=0)} MFU (assumed)", s, units.fmt_duration(s),
+            add(3, _("run length at {pct} MFU (assumed)").format(pct=fmt_percent(m, decimals=0)), s,
+                units.fmt_duration(s),
                 f"days_{round(m * 100)}")
     if w.plan is None:
         for step in (4, 5):
@@ -90,20 +111,20 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
                                   STEP_CHAPTERS[step], f"no_plan_{step}"))
     else:
         s4 = w.step4_plan()
-        add(4, "plan", s4.plan.n_gpus, str(s4.plan), "plan")
+        add(4, "plan", s4.plan.n_gpus, plan_text(s4.plan), "plan")
         add(4, "where the groups sit", len(s4.placement),
-            ", ".join(f"{k.upper()} {v}" for k, v in s4.placement.items()), "placement")
+            ", ".join(f"{k.upper()} {_(v)}" for k, v in s4.placement.items()), "placement")
         add(4, "pipeline bubble (share of the step idle)", s4.idle, units.fmt_percent(s4.idle), "idle")
         s5 = w.step5_memory_per_gpu()
         add(5, "states per GPU, sharded over all GPUs", s5.states_full_sharding,
             units.fmt_bytes(s5.states_full_sharding), "states_gpu")
-        add(5, f"states per GPU under the plan (ZeRO-{s4.plan.zero})", s5.states_plan,
+        add(5, _("states per GPU under the plan (ZeRO-{zero})").format(zero=s4.plan.zero), s5.states_plan,
             units.fmt_bytes(s5.states_plan), "states_plan")
         add(5, "activations per GPU, selective recompute", s5.activations["selective"],
             units.fmt_bytes(s5.activations["selective"]), "act_sel")
         add(5, "total per GPU under the plan, against the card", s4.memory_per_gpu,
-            f"{units.fmt_bytes(s4.memory_per_gpu)} of {units.fmt_capacity(s5.card_bytes)}: "
-            + ("fits" if s4.fits else "does not fit"), "per_gpu")
+            (_("{used} of {card}: fits") if s4.fits else _("{used} of {card}: does not fit")).format(
+                used=units.fmt_bytes(s4.memory_per_gpu), card=units.fmt_capacity(s5.card_bytes)), "per_gpu")
     s6 = w.step6_failures()
     for attr, label, fmt, key in (("expected_interruptions", "expected interruptions over the run",
                                    lambda v: f"{v:.0f}", "interruptions"),
@@ -114,21 +135,26 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
         v = getattr(s6, attr)
         add(6, label, v, fmt(v), key)
     s7 = w.step7_electricity()
-    add(7, f"facility power (PUE {s7.pue:g})", s7.facility_power, units.fmt_power(s7.facility_power), "facility")
+    add(7, _("facility power (PUE {pue})").format(pue=f"{s7.pue:g}"), s7.facility_power,
+        units.fmt_power(s7.facility_power), "facility")
     add(7, "energy at the meter", s7.energy, units.fmt_energy(s7.energy), "energy")
-    add(7, f"electricity bill at ${s7.price_per_kwh:g}/kWh", s7.dollars,
+    add(7, _("electricity bill at ${price}/kWh").format(price=f"{s7.price_per_kwh:g}"), s7.dollars,
         units.fmt_dollars(round(s7.dollars, -3)), "bill")
     rent = w.gpu_rent()
-    add(7, f"GPU rent at ${assumptions.value('gpu_rent_per_hour'):g}/GPU-hour, wall clock with failures", rent,
+    add(7, _("GPU rent at ${price}/GPU-hour, wall clock with failures").format(
+        price=f"{assumptions.value('gpu_rent_per_hour'):g}"), rent,
         units.fmt_dollars(rent), "rent")
     add(7, "total: rent + electricity", rent + s7.dollars, units.fmt_dollars(rent + s7.dollars), "total_cost")
     s8 = w.step8_export()
     for rid, c in s8.classifications.items():
-        add(8, f"{s8.accelerator} under the {rid} rule", float(bool(c.controlled)), c.category, f"export_{rid}")
+        add(8, _("{acc} under the {rule} rule").format(acc=s8.accelerator, rule=rid), float(bool(c.controlled)),
+            c.category, f"export_{rid}")
     for rid, part in s8.shippable.items():
         if part is not None:
-            add(8, f"same run on the fastest part the {rid} rule lets through", s8.shippable_days[rid] * DAY,
-                f"{part}: {units.fmt_duration(s8.shippable_days[rid] * DAY)}", f"shippable_{rid}")
+            add(8, _("same run on the fastest part the {rule} rule lets through").format(rule=rid),
+                s8.shippable_days[rid] * DAY,
+                _("{part}: {duration}").format(part=part, duration=units.fmt_duration(s8.shippable_days[rid] * DAY)),
+                f"shippable_{rid}")
     try:
         s9 = w.step9_serving()
     except ValueError as err:                  # the model does not fit in the largest group of GPUs
@@ -136,12 +162,14 @@ def ledger_rows(walkthrough: Walkthrough | None = None) -> list:
                               "no_serving"))
     else:
         add(9, "GPUs that hold the model for serving", s9.n_gpus,
-            f"{s9.n_gpus} ({s9.n_nodes} node{'s' if s9.n_nodes > 1 else ''})", "serve_gpus")
-        add(9, f"decode throughput at batch {s9.max_batch} (memory-bound ceiling)", s9.tokens_per_second,
-            f"{s9.tokens_per_second:,.0f} tokens/s", "serve_tps")
+            (_("{n} ({nodes} nodes)") if s9.n_nodes > 1 else _("{n} ({nodes} node)")).format(
+                n=s9.n_gpus, nodes=s9.n_nodes), "serve_gpus")
+        add(9, _("decode throughput at batch {b} (memory-bound ceiling)").format(b=s9.max_batch),
+            s9.tokens_per_second, _("{n} tokens/s").format(n=f"{s9.tokens_per_second:,.0f}"), "serve_tps")
         add(9, "energy per token, GPUs at rated power", s9.joules_per_token, f"{s9.joules_per_token:.1f} J",
             "serve_j")
-        add(9, f"cost per million tokens at ${s9.price_per_gpu_hour:g}/GPU-hour", s9.dollars_per_million_tokens,
+        add(9, _("cost per million tokens at ${price}/GPU-hour").format(price=f"{s9.price_per_gpu_hour:g}"),
+            s9.dollars_per_million_tokens,
             f"${s9.dollars_per_million_tokens:,.2f}", "serve_cost")
     rows.sort(key=lambda r: r.step)
     return rows
@@ -181,18 +209,24 @@ def inputs_table(walkthrough: Walkthrough | None = None):
 
     w = Walkthrough() if walkthrough is None else walkthrough
     peak = units.fmt_rate(w.peak_flops)
-    peak_text = (f"{peak} (override)" if w.peak_override is not None
-                 else f"{peak} (catalog, {w.dtype.upper()} dense)")
-    rows = [("model", f"{w.model.name}: {units.fmt_number(w.params / 1e9)} B parameters, {w.layers} layers, "
-                      f"hidden {units.fmt_number(w.hidden)}, {w.heads} heads, sequence {units.fmt_number(w.seq)}"),
+    peak_text = (_("{peak} (override)").format(peak=peak) if w.peak_override is not None
+                 else _("{peak} (catalog, {dtype} dense)").format(peak=peak, dtype=w.dtype.upper()))
+    rows = [("model", _("{model}: {params} B parameters, {layers} layers, hidden {hidden}, {heads} heads, sequence "
+                        "{seq}").format(model=w.model.name, params=units.fmt_number(w.params / 1e9), layers=w.layers,
+                                        hidden=units.fmt_number(w.hidden), heads=w.heads,
+                                        seq=units.fmt_number(w.seq))),
             ("training tokens", f"{units.fmt_sci(w.tokens)}"),
-            ("cluster", f"{units.fmt_number(w.n_gpus)} × {w.accelerator.name} in {w.cluster.node.name} nodes of "
-                        f"{w.gpus_per_node} ({w.cluster.intra.name} inside, {w.cluster.inter.name} between)"),
+            ("cluster", _("{n} × {acc} in {node} nodes of {per} ({intra} inside, {inter} between)").format(
+                n=units.fmt_number(w.n_gpus), acc=w.accelerator.name, node=w.cluster.node.name, per=w.gpus_per_node,
+                intra=w.cluster.intra.name, inter=w.cluster.inter.name)),
             ("peak per GPU", peak_text),
-            ("MFU", f"{fmt_percent(w.mfu, decimals=0)} (step ③ also at {', '.join(f'{fmt_percent(m, decimals=0)}' for m in w.mfus if m != w.mfu)})"),
-            ("model states", f"{w.bytes_per_param:g} B per parameter ({w.recipe})"),
-            ("parallel plan", str(w.plan) if w.plan is not None else w.plan_reason),
-            ("global batch", f"{units.fmt_number(w.batch)} sequences per step")]
+            ("MFU", _("{pct} (step ③ also at {others})").format(
+                pct=fmt_percent(w.mfu, decimals=0),
+                others=', '.join(f'{fmt_percent(m, decimals=0)}' for m in w.mfus if m != w.mfu))),
+            ("model states", _("{bpp} B per parameter ({recipe})").format(bpp=f"{w.bytes_per_param:g}",
+                                                                          recipe=w.recipe)),
+            ("parallel plan", plan_text(w.plan) if w.plan is not None else w.plan_reason),
+            ("global batch", _("{n} sequences per step").format(n=units.fmt_number(w.batch)))]
     return pd.DataFrame(rows, columns=["input", "value"]).set_index("input")
 
 
@@ -203,36 +237,42 @@ def _ledger_cards(w: Walkthrough) -> list:
     others = [k for k in t if k.startswith("days_")]
     cards = [("① model states", t["states"], t["cards"], None),
              ("② compute, 6ND", f"{tables.fmt_value(s2.flops, 2)} FLOP",
-              f"cluster peak {t['cluster_peak']}", None),
-             (f"③ run at {fmt_percent(w.mfu, decimals=0)} MFU", t["days"],
-              "; ".join(f"{t[k]} at {k[5:]} % MFU" for k in others) or None, None)]
+              _("cluster peak {peak}").format(peak=t['cluster_peak']), None),
+             (_("③ run at {pct} MFU").format(pct=fmt_percent(w.mfu, decimals=0)), t["days"],
+              _("; ").join(_("{days} at {pct} % MFU").format(days=t[k], pct=k[5:]) for k in others) or None, None)]
     if w.plan is None:
         cards.append(("④ plan", "no plan fits", w.plan_reason, _layout.BAD))
     else:
         p = w.plan
         cards.append(("④ plan", f"TP {p.tp} × PP {p.pp} × DP {p.dp}",
-                      f"ZeRO-{p.zero}, {p.microbatches:,} micro-batches; bubble {t['idle']}", None))
-        total, _, verdict = t["per_gpu"].rpartition(": ")
-        used, _, card = total.partition(" of ")
-        cards.append(("⑤ memory per GPU", used, f"of {card}: {verdict}",
-                      _layout.GOOD if verdict == "fits" else _layout.BAD))
-    cards.append(("⑥ goodput", t["goodput"], f"{t['interruptions']} interruptions; {t['lost']} lost",
-                  None))
-    electricity = f"electricity {t['bill']} ({t['energy']} at {t['facility']})"
+                      _("ZeRO-{zero}, {m} micro-batches; bubble {idle}").format(zero=p.zero, m=f"{p.microbatches:,}",
+                                                                                idle=t['idle']), None))
+        s4 = w.step4_plan()                   # the figures of the ledger's "per_gpu" text, in the same rounding
+        used = str(units.fmt_bytes(s4.memory_per_gpu))
+        card = str(units.fmt_capacity(w.step5_memory_per_gpu().card_bytes))
+        cards.append(("⑤ memory per GPU", used,
+                      (_("of {card}: fits") if s4.fits else _("of {card}: does not fit")).format(card=card),
+                      _layout.GOOD if s4.fits else _layout.BAD))
+    cards.append(("⑥ goodput", t["goodput"], _("{n} interruptions; {lost} lost").format(n=t['interruptions'],
+                                                                                        lost=t['lost']), None))
+    electricity = _("electricity {bill} ({energy} at {power})").format(bill=t['bill'], energy=t['energy'],
+                                                                       power=t['facility'])
     if "total_cost" in t:
-        cards.append(("⑦ rent + electricity", t["total_cost"], f"rent {t['rent']}; {electricity}", None))
+        cards.append(("⑦ rent + electricity", t["total_cost"],
+                      _("rent {rent}; {electricity}").format(rent=t['rent'], electricity=electricity), None))
     else:
-        cards.append(("⑦ electricity bill", t["bill"], f"{t['energy']} at {t['facility']}", None))
+        cards.append(("⑦ electricity bill", t["bill"],
+                      _("{energy} at {power}").format(energy=t['energy'], power=t['facility']), None))
     exports = sorted(k for k in t if k.startswith("export_"))
     if exports:
         rule = exports[-1][len("export_"):]
         ship = t.get(f"shippable_{rule}")
-        cards.append((f"⑧ export, {rule} rule", t[exports[-1]],
-                      f"fastest part it lets through: {ship}" if ship else None, None))
+        cards.append((_("⑧ export, {rule} rule").format(rule=rule), t[exports[-1]],
+                      _("fastest part it lets through: {part}").format(part=ship) if ship else None, None))
     if "serve_cost" in t:
         cards.append(("⑨ serving, per M tokens", t["serve_cost"],
-                      "; ".join(x for x in (f"GPUs: {t['serve_gpus']}" if "serve_gpus" in t else "",
-                                            t.get("serve_tps", "")) if x) or None, None))
+                      _("; ").join(x for x in (_("GPUs: {gpus}").format(gpus=t['serve_gpus']) if "serve_gpus" in t
+                                               else "", t.get("serve_tps", "")) if x) or None, None))
     return cards
 
 
@@ -249,18 +289,21 @@ def ledger_html(walkthrough: Walkthrough, titles: dict | None = None, reference:
     if reference is not None:
         ref_cards = reference if isinstance(reference, list) else _ledger_cards(reference)
         ref = {c[0][0]: c[1] for c in ref_cards}
-        cards = [(label, value, ((note + " · " if note else "") + f"running example: {ref[label[0]]}")
+        cards = [(label, value, ((note + " · " if note else "") + _("running example: {value}").format(
+                      value=ref[label[0]]))
                   if ref.get(label[0]) not in (None, value) else note, colour)
                  for label, value, note, colour in cards]
-    head = (f"{w.model.name}, {w.tokens / units.TERA:g} T tokens, {w.n_gpus:,} × {w.accelerator.name} at "
-            f"{units.fmt_rate(w.peak_flops)} × {fmt_percent(w.mfu, decimals=0)} MFU")
+    head = _("{model}, {tokens} T tokens, {n} × {acc} at {peak} × {pct} MFU").format(
+        model=w.model.name, tokens=f"{w.tokens / units.TERA:g}", n=f"{w.n_gpus:,}", acc=w.accelerator.name,
+        peak=units.fmt_rate(w.peak_flops), pct=fmt_percent(w.mfu, decimals=0))
     try:
         e = w.step3_evidence()
         lo, mid, hi = e.mfus
-        evidence = (f"At the MFU comparable published runs achieved ({units.fmt_percent(lo)} – "
-                    f"{units.fmt_percent(hi)}, median {units.fmt_percent(mid)}; {len(e.runs)} runs): "
-                    f"{units.fmt_duration(e.seconds[2])} – {units.fmt_duration(e.seconds[0])}, median "
-                    f"{units.fmt_duration(e.seconds[1])}, downtime included.")
+        evidence = _("At the MFU comparable published runs achieved ({lo} – {hi}, median {mid}; {n} runs): "
+                     "{short} – {long}, median {median}, downtime included.").format(
+            lo=units.fmt_percent(lo), hi=units.fmt_percent(hi), mid=units.fmt_percent(mid), n=len(e.runs),
+            short=units.fmt_duration(e.seconds[2]), long=units.fmt_duration(e.seconds[0]),
+            median=units.fmt_duration(e.seconds[1]))
     except ValueError as err:
         evidence = str(err)
     return (_layout.para(head) + _layout.headline(cards) + time_budget_html(w) + _layout.para(evidence, small=True))
@@ -276,7 +319,7 @@ def time_budget_days(walkthrough: Walkthrough | None = None) -> list:
     w = Walkthrough() if walkthrough is None else walkthrough
     s2 = w.step2_compute()
     return [("at 100 % of peak", s2.flops / s2.cluster_peak / DAY),
-            (f"at {fmt_percent(w.mfu, decimals=0)} MFU (step ③)", w.run_seconds / DAY),
+            (_("at {pct} MFU (step ③)").format(pct=fmt_percent(w.mfu, decimals=0)), w.run_seconds / DAY),
             ("on the wall clock (step ⑥)", w.step6_failures().wall_seconds / DAY)]
 
 
@@ -284,13 +327,17 @@ def time_budget_html(walkthrough: Walkthrough | None = None) -> str:
     """:func:`time_budget_days` as one stacked bar for explorables: the days at 100 % of peak, the days utilisation
     below peak adds (step ③) and the days failures add (step ⑥); the bar's length is the wall-clock run."""
     w = Walkthrough() if walkthrough is None else walkthrough
-    (_, peak), (_, at_mfu), (_, wall) = time_budget_days(w)
-    segs = [("at 100 % of peak", peak), (f"added by {fmt_percent(w.mfu, decimals=0)} MFU", at_mfu - peak),
-            ("added by failures", max(wall - at_mfu, 0.0))]
-    return plotting.svg_bars(segs, unit_format=lambda v: f"{v:,.1f} days" if v < 10 else f"{v:,.0f} days",
-                             xlabel=f"days on the cluster: {wall:,.0f} on the wall clock",
-                             alt=f"Run length: {peak:,.0f} days at 100 % of peak, {at_mfu:,.0f} at "
-                                 f"{units.fmt_percent(w.mfu)} MFU, {wall:,.0f} on the wall clock with failures")
+    (_k, peak), (_k, at_mfu), (_k, wall) = time_budget_days(w)
+    # segment labels translated before svg_bars joins them with their days ("added by failures: 4.2 days")
+    segs = [(_("at 100 % of peak"), peak),
+            (_("added by {pct} MFU").format(pct=fmt_percent(w.mfu, decimals=0)), at_mfu - peak),
+            (_("added by failures"), max(wall - at_mfu, 0.0))]
+    return plotting.svg_bars(segs, unit_format=lambda v: _("{n} days").format(n=f"{v:,.1f}" if v < 10 else f"{v:,.0f}"),
+                             xlabel=_("days on the cluster: {n} on the wall clock").format(n=f"{wall:,.0f}"),
+                             alt=_("Run length: {peak} days at 100 % of peak, {at_mfu} at {pct} MFU, {wall} on the "
+                                   "wall clock with failures").format(peak=f"{peak:,.0f}", at_mfu=f"{at_mfu:,.0f}",
+                                                                      pct=units.fmt_percent(w.mfu),
+                                                                      wall=f"{wall:,.0f}"))
 
 
 def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.0):
@@ -310,9 +357,11 @@ def evidence_table(walkthrough: Walkthrough | None = None, price_per_gpu_hour=2.
     rows = []
     for m, s in w.step3_time().seconds.items():
         wall = s / g
-        rows.append((f"the source's fixed {units.fmt_percent(m)}, failures added (step ⑥)", m, wall))
-    for label, m, s in zip(("lowest", "median", "highest"), e.mfus, e.seconds):
-        rows.append((f"published runs, {label}", m, s))
+        rows.append((_("the source's fixed {pct}, failures added (step ⑥)").format(pct=units.fmt_percent(m)), m,
+                     wall))
+    for label, m, s in zip((_("published runs, lowest"), _("published runs, median"), _("published runs, highest")),
+                           e.mfus, e.seconds):
+        rows.append((label, m, s))
     hours = [compute.gpu_hours_from_seconds(s, w.n_gpus) for _, _, s in rows]
     return pd.DataFrame([{"utilisation": lab, "MFU": str(units.fmt_percent(m)),
                           "wall-clock days": f"{s / DAY:,.0f}",
@@ -331,8 +380,9 @@ def time_budget_figure(walkthrough: Walkthrough | None = None):
     """
 
     bars = time_budget_days(walkthrough)
-    days = lambda v: f"{v:,.0f} days"                                                # noqa: E731
-    alt = "Three horizontal bars of the run's length in days: " + "; ".join(f"{k}, {days(v)}" for k, v in bars) + "."
+    days = lambda v: _("{n} days").format(n=f"{v:,.0f}")                             # noqa: E731
+    alt = (_("Three horizontal bars of the run's length in days: ")
+           + _("; ").join(_("{label}, {days}").format(label=_(k), days=days(v)) for k, v in bars) + _("."))
     html = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(bars)],
                               xlabel="time on the cluster (days)", unit_format=days, alt=alt)
     return Figure(html, "; ".join(f"{k}: {days(v)}" for k, v in bars), {"bars": bars})
