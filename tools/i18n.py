@@ -257,6 +257,8 @@ def blocks(path: Path):
         nb = json.loads(path.read_text(encoding="utf-8"))
         for index, cell in enumerate(nb["cells"]):
             if cell["cell_type"] != "markdown":
+                for text in _metadata_prose(cell).values():
+                    yield index + 1, Piece(text, True)
                 continue
             src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             for piece in pieces(src):
@@ -270,6 +272,22 @@ def blocks(path: Path):
             if piece.prose:
                 yield line, piece
             line += piece.text.count("\n")
+
+
+#: prose a code cell carries in its metadata (myst-nb's figure caption and image alt text), by key path
+_METADATA_PROSE = (("mystnb", "figure", "caption"), ("mystnb", "image", "alt"))
+
+
+def _metadata_prose(cell) -> dict:
+    """{key path: text} of the prose in a code cell's metadata (a figure's caption, an image's alt text)."""
+    out = {}
+    for path in _METADATA_PROSE:
+        node = cell.get("metadata", {})
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str) and node.strip():
+            out[path] = node
+    return out
 
 
 def _split_front_matter(text: str):
@@ -422,6 +440,14 @@ def check(lang: str, root: Path = ROOT) -> list[str]:
     return problems
 
 
+def _translated_or_missing(text: str, table: dict[str, str], missing: list) -> str:
+    """A metadata caption (one block, whole): its translation, or the English noted as missing."""
+    if text in table:
+        return table[text]
+    missing.append(text)
+    return text
+
+
 def translate_markdown(text: str, table: dict[str, str], missing: list) -> str:
     out = []
     for piece in pieces(text):
@@ -455,6 +481,11 @@ def build(lang: str, out: Path, root: Path = ROOT, allow_missing: bool = False) 
                 if cell["cell_type"] == "markdown":
                     src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
                     cell["source"] = translate_markdown(src, t, missing)
+                for path, text in _metadata_prose(cell).items():      # a figure's caption, an image's alt
+                    node = cell["metadata"]
+                    for key in path[:-1]:
+                        node = node[key]
+                    node[path[-1]] = _translated_or_missing(text, t, missing)
             nb["metadata"]["language_info"] = nb["metadata"].get("language_info", {})
             target.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         else:

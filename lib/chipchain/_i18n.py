@@ -21,6 +21,9 @@ process, as a JSON string on a line of its own; the zh build fails while that fi
 ('152 天', 'H100-SXM', '1,024')
 >>> gettext("{n} days").format(n=152)
 '152 days'
+>>> with language("zh_CN"):                       # a filled-in template read back: same numbers, translated words
+...     gettext("152 days")
+'152 天'
 """
 from __future__ import annotations
 
@@ -122,9 +125,59 @@ class Catalog(_gettext.NullTranslations):
         self.path = Path(path)
         self.entries = read_po(self.path) if self.path.exists() else []
         self._catalog = {e["id"]: e["str"] for e in self.entries if e["str"] and not e["fuzzy"]}
+        self._compiled = None
+        self._filled: dict = {}
 
     def gettext(self, message):
         return self._catalog.get(message, message)
+
+    def fill(self, text: str):
+        """``text`` read as one of the catalog's templates filled in, translated: "GPT-3-175B (96 heads)" matches
+        "{name} ({heads} heads)" and comes back as its translation filled with the same values. A template must
+        hold words of its own (not "{a} {b}"), and a value that is itself words must have a translation, so a
+        sentence is never half translated. None when no template reads the text."""
+        if text in self._filled:
+            return self._filled[text]
+        out = None
+        for regex, names, translation in self._templates():
+            m = regex.match(text)
+            if not m:
+                continue
+            values = {}
+            for name in names:
+                v = m.group(name)
+                if needs_translation(v):
+                    v = self._catalog.get(v) or self.fill(v)
+                    if v is None:
+                        break
+                values[name] = v
+            else:
+                out = _PLACEHOLDER.sub(lambda f: values[f.group(0)[1:-1].split(":")[0].split("!")[0]],
+                                       translation)
+                break
+        self._filled[text] = out
+        return out
+
+    def _templates(self):
+        if self._compiled is None:
+            compiled = []
+            for msgid, msgstr in self._catalog.items():
+                fields = _PLACEHOLDER.findall(msgid)
+                literal = _PLACEHOLDER.sub(" ", msgid)
+                if not fields or len(re.findall(r"[A-Za-z]{2,}", literal)) < 1 \
+                        or sum(len(w) for w in re.findall(r"[A-Za-z]+", literal)) < 4:
+                    continue
+                names = [f[1:-1].split(":")[0].split("!")[0] for f in fields]
+                if len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
+                    continue
+                parts = _PLACEHOLDER.split(msgid)
+                pattern = "".join(re.escape(p) + (f"(?P<{n}>.+?)" if i < len(names) else "")
+                                  for i, (p, n) in enumerate(zip(parts, names + [None])))
+                compiled.append((len(literal.replace(" ", "")), re.compile(f"^{pattern}$", re.S), names, msgstr))
+            # the template with the most literal text first: the most specific reading wins
+            compiled.sort(key=lambda t: -t[0])
+            self._compiled = [t[1:] for t in compiled]
+        return self._compiled
 
     def __contains__(self, message) -> bool:
         return message in self._catalog
@@ -155,6 +208,7 @@ TP PP DP EP CP SP ZeRO FSDP MFU HFU GPU GPUs CPU CPUs TPU TPUs NPU NPUs HBM SRAM
 InfiniBand RoCE BF16 FP16 FP32 FP64 TF32 FP8 FP4 FP6 INT8 INT4 MXFP8 MXFP4 NVFP4 TOPS TPP PD SXM NVL HGX DGX GB200 Adam
 AdamW SGD M k K G T P x y n N M_sub e e.g i.e vs a b c d p q v v1 v2 GQA MQA MLA MHA RMSNorm LayerNorm GELU SwiGLU
 ReLU softmax Q K V O API CUDA ROCm NCCL RCCL gloo UB AI rank
+All-Reduce All-Gather Reduce-Scatter All-to-All all-reduce all-gather reduce-scatter all-to-all
 """.split())
 
 
@@ -269,7 +323,12 @@ def gettext(text, *, strict: bool = True) -> str:
     cat = catalog(code)
     if s in cat:
         return cat.gettext(s)
-    if strict and needs_translation(s):
+    if not needs_translation(s):
+        return s
+    filled = cat.fill(s)
+    if filled is not None:
+        return filled
+    if strict:
         _report(s)
     return s
 

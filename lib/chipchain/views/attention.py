@@ -38,7 +38,7 @@ def score_memory_table(seqs=(2048, 8192, 32768, 131072), model=SCORE_MODELS, byt
     ns = np.asarray(seqs)
     cols = {}
     for m in map(models.get, chosen):
-        cols[_("{name} ({heads} heads)").format(name=m.name, heads=m.heads)] = attention_io.score_matrix_bytes(
+        cols[f"{m.name} ({m.heads} heads)"] = attention_io.score_matrix_bytes(      # a key the chapter reads
             ns, m.heads, 1, bytes_per_element)
     out = pd.DataFrame(cols, index=pd.Index(ns, name="sequence length N"))
     return out
