@@ -72,6 +72,19 @@ def phrase(words) -> Text:
     return Text(_t(words))
 
 
+def listing(items) -> Text:
+    """Items glued into prose as one list, each in the reader's language, joined as the language joins a list
+    (", " in English, "、" in Chinese).
+
+    >>> listing(["H100-PCIe", "Ascend-910B"])
+    H100-PCIe, Ascend-910B
+    """
+    items = [str(i) for i in items]
+    if not items or not all(i.strip() for i in items):
+        raise ValueError(f"items must be non-empty strings, got {items!r}")
+    return Text(_t(", ", strict=False).join(_t(i) for i in items))
+
+
 def bytes_per_element(dtype: str) -> float:
     """Bytes one element of ``dtype`` occupies.
 
