@@ -57,7 +57,16 @@ def gantt(timeline: pipesim.SimulatedStep, upto=None) -> str:
 
 def schedule_view(schedule, pp, microbatches, upto) -> str:
     """One view of :func:`schedule_explorer`: the simulated step revealed up to ``upto`` eighths, with the idle
-    share so far, the whole step's measured idle share and the closed form's."""
+    share so far, the whole step's measured idle share and the closed form's. A schedule that cannot run these
+    counts says why, in a reader's words."""
+    if schedule == "interleaved" and microbatches % pp:
+        raise ValueError(_("the interleaved schedule sends micro-batches through the chunks in groups of one per "
+                           "stage, so {m} micro-batches cannot run on {pp} stages: pick a multiple of {pp}").format(
+            m=microbatches, pp=pp))
+    if schedule == "DualPipe" and (pp % 2 or microbatches % 2 or microbatches < 2 * pp):
+        raise ValueError(_("DualPipe feeds half the micro-batches from each end of the pipeline, so it needs an even "
+                           "number of stages and an even number of micro-batches, at least twice the stages: "
+                           "{pp} stages and {m} micro-batches do not qualify").format(pp=pp, m=microbatches))
     tl = pipesim.simulate(schedule, pp, microbatches)
     t = tl.makespan * upto / len(STEPS)
     formula = schedules.idle_share(tl.schedule, pp, microbatches, tl.virtual_stages)
