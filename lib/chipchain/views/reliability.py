@@ -10,6 +10,7 @@ from .._lazy import np
 from .. import _check, checkpoint, failsim, plotting, reliability, units, widgets
 from . import _layout
 from ._figure import Figure
+from .._i18n import gettext as _, lang
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
 
 
@@ -71,15 +72,16 @@ def root_causes_figure(top=8):
     rc = causes[:top]
     differs = [abs(r.difference_pp) > 0.1 for r in rc]
     ok, bad = plotting.color(0), plotting.color(1)
-    rows = [(f"{r.component}: printed {r.printed_percent:.1f} %, counts give {r.recomputed_percent:.1f} %", r.count,
-             bad if d else ok) for r, d in zip(rc, differs)]
-    legend = [("printed percentage agrees with count ÷ " + f"{total}", ok)]
+    rows = [(_("{component}: printed {printed} %, counts give {counts} %").format(
+                component=_(r.component), printed=f"{r.printed_percent:.1f}", counts=f"{r.recomputed_percent:.1f}"),
+             r.count, bad if d else ok) for r, d in zip(rc, differs)]
+    legend = [(_("printed percentage agrees with count ÷ {total}").format(total=total), ok)]
     if any(differs):
-        legend.append(("printed percentage differs from count ÷ " + f"{total}", bad))
+        legend.append((_("printed percentage differs from count ÷ {total}").format(total=total), bad))
     alt = (f"Horizontal bars of Llama 3 405B's unexpected interruptions in 54 days by root cause, the {len(rc)} most "
            f"common of {total}: " + "; ".join(f"{r.component} {r.count} (printed {r.printed_percent:.1f} %, counts "
                                                f"give {r.recomputed_percent:.1f} %)" for r in rc) + ".")
-    html = plotting.svg_hbars(rows, xlabel=f"unexpected interruptions in 54 days (count, of {total})",
+    html = plotting.svg_hbars(rows, xlabel=_("unexpected interruptions in 54 days (count, of {total})").format(total=total),
                               unit_format=lambda v: f"{v:,.0f}", legend=legend, alt=alt)
     text = "; ".join(f"{r.component} {r.count}" for r in rc) + f" (of {total})"
     return Figure(html, text, {"bars": [(r.component, r.count, r.printed_percent, r.recomputed_percent) for r in rc],
@@ -117,8 +119,8 @@ def goodput_figure(checkpoint_seconds, restart_seconds, mtbf, points=120):
         lines=[{"x": xs, "y": exact, "label": "exact model"},
                {"x": xs, "y": first, "label": "first order: 1 − C/τ − τ/2M − R/M", "dash": True,
                 "color": plotting.color(0)}],
-        vlines=[{"x": ty / 60, "label": f"Young {ty / 60:.1f} min", "color": plotting.color(1)},
-                {"x": td / 60, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(2)}],
+        vlines=[{"x": ty / 60, "label": _("Young {t} min").format(t=f"{ty / 60:.1f}"), "color": plotting.color(1)},
+                {"x": td / 60, "label": _("Daly {t} min").format(t=f"{td / 60:.1f}"), "color": plotting.color(2)}],
         xlog=True, ylim=(0, 1), yformat="percent", xlabel="checkpoint interval τ (minutes, log scale)",
         ylabel="goodput (share of wall-clock time)", height=300, alt=alt)
     text = (f"Young {ty / 60:.1f} min, Daly {td / 60:.1f} min, goodput at Daly's interval "
@@ -146,7 +148,8 @@ def timeline_figure(interval, checkpoint_seconds, restart_seconds, mtbf, work, s
     lines = [{"x": wall, "y": prog, "label": "work done (including work not yet saved)"},
              {"x": [0.0, hours], "y": [0.0, hours], "label": "no failures, no checkpoints", "color": "#777",
               "dash": True},
-             {"x": [], "y": [], "label": f"a failure ({len(fails)} in this run)", "color": fc, "dash": True}]
+             {"x": [], "y": [], "label": _("a failure ({n} in this run)").format(n=len(fails)), "color": fc,
+              "dash": True}]
     alt = (f"Saw-tooth line of training progress against wall-clock hours for one simulated run: {hours:g} hours of "
            f"work take {wall[-1]:.1f} wall-clock hours, below the diagonal of a run without failures or "
            f"checkpoints. {len(fails)} failures, at hours " + ", ".join(f"{x:.1f}" for x in fails)
@@ -195,13 +198,17 @@ def resume_view(params, optimizer, rng, loader) -> str:
     names = {"params": "parameters", "optimizer": "optimizer state", "rng": "RNG state",
              "loader": "data-loader position"}
     if same:
-        verdict = _layout.verdict(f"All {run.params.size:,} final weights equal the uninterrupted run's, bit for "
-                                  f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.", True, "Bit-identical.")
+        verdict = _layout.verdict(_("All {n} final weights equal the uninterrupted run's, bit for bit. Checkpoint "
+                                    "size: {size} bytes.").format(n=f"{run.params.size:,}",
+                                                                  size=f"{run.checkpoint_bytes:,}"),
+                                  True, "Bit-identical.")
     else:
+        sep = "、" if lang() == "zh_CN" else ", "          # a list of words, as each language writes one
         verdict = _layout.verdict(
-            f"Missing: {', '.join(names.get(p, p) for p in missing)}. Largest final-weight difference {dmax:.3g}; "
-            f"final loss {run.losses[-1]:.4f} against {ref.losses[-1]:.4f} uninterrupted. Checkpoint size: "
-            f"{run.checkpoint_bytes:,} bytes.", False, "Diverged.")
+            _("Missing: {parts}. Largest final-weight difference {d}; final loss {loss} against {ref} uninterrupted. "
+              "Checkpoint size: {size} bytes.").format(
+                parts=sep.join(_(names.get(p, p)) for p in missing), d=f"{dmax:.3g}", loss=f"{run.losses[-1]:.4f}",
+                ref=f"{ref.losses[-1]:.4f}", size=f"{run.checkpoint_bytes:,}"), False, "Diverged.")
     return verdict + chart
 
 
@@ -234,21 +241,22 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
     chart = plotting.svg_chart(
         lines=[{"x": (taus / 60).tolist(), "y": np.maximum(checkpoint.goodput(taus, c, r, m), 0.0).tolist(),
                 "label": "goodput"}],
-        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(1)}],
+        points=[{"x": td / 60, "y": g, "label": _("Daly {t} min").format(t=f"{td / 60:.1f}"),
+                 "color": plotting.color(1)}],
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
         ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
         alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
             f"with goodput {fmt_percent(g, decimals=1)}.")
     lost = checkpoint.lost_seconds_per_week(g) / HOUR
     cards = _layout.headline([
-        ("goodput at Daly's interval", str(fmt_percent(g, 3)), f"{lost:.1f} h lost per week"),
-        ("checkpoint every", str(fmt_duration(td)), f"Daly; Young √(2CM): {fmt_duration(ty)}"),
-        ("cluster MTBF", str(fmt_duration(m)), f"{7 * DAY / m:.1f} interruptions per week"),
+        ("goodput at Daly's interval", str(fmt_percent(g, 3)), _("{h} h lost per week").format(h=f"{lost:.1f}")),
+        ("checkpoint every", str(fmt_duration(td)), _("Daly; Young √(2CM): {t}").format(t=fmt_duration(ty))),
+        ("cluster MTBF", str(fmt_duration(m)), _("{n} interruptions per week").format(n=f"{7 * DAY / m:.1f}")),
         ("GPU-hours lost per week", f"{round(lost * n_gpus, -2 if lost * n_gpus < 1e5 else -3):,.0f}",
-         f"on {n_gpus:,} GPUs")])
-    return cards + chart + _layout.para(f"Restart (detection, relaunch, reload) fixed at "
-                                        f"{fmt_duration(_GOODPUT_RESTART)}; checkpoint write {fmt_duration(c)}.",
-                                        small=True)
+         _("on {n} GPUs").format(n=f"{n_gpus:,}"))])
+    return cards + chart + _layout.para(_("Restart (detection, relaunch, reload) fixed at {restart}; checkpoint "
+                                          "write {write}.").format(restart=fmt_duration(_GOODPUT_RESTART),
+                                                                   write=fmt_duration(c)), small=True)
 
 
 @widgets.explorer
