@@ -73,16 +73,20 @@ def schedule_figure(results):
                   {"x": xs, "y": c, "label": _("{policy}: room for a new large job").format(policy=_(r.policy)),
                    "color": plotting.color(i), "dash": True}]
         series[r.policy] = {"utilisation": u, "room": c}
-        spans.append(f"{r.policy}: utilisation {fmt_percent(r.utilisation, decimals=0)} over the run (daily "
-                     f"{fmt_percent(min(u), decimals=0)}–{fmt_percent(max(u), decimals=0)}), room for a large job "
-                     f"{fmt_percent(r.large_capacity, decimals=0)} on average (daily {fmt_percent(min(c), decimals=0)}"
-                     f"–{fmt_percent(max(c), decimals=0)})")
+        spans.append((r.policy, fmt_percent(r.utilisation, decimals=0), fmt_percent(min(u), decimals=0),
+                      fmt_percent(max(u), decimals=0), fmt_percent(r.large_capacity, decimals=0),
+                      fmt_percent(min(c), decimals=0), fmt_percent(max(c), decimals=0)))
+    span = ("{policy}: utilisation {u} over the run (daily {u_lo}–{u_hi}), room for a large job {c} on average (daily "
+            "{c_lo}–{c_hi})")
+    fill = lambda template, policy, *v: template.format(policy=policy, **dict(zip(  # noqa: E731
+        ("u", "u_lo", "u_hi", "c", "c_lo", "c_hi"), v)))
     days = len(results[0].hourly_utilisation) // 24
-    alt = (f"Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and "
-           f"on which a new large job could start at once (dashed): " + "; ".join(spans) + ".")
+    alt = _("Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and on "
+            "which a new large job could start at once (dashed): {spans}.").format(
+        days=days, spans=_("; ").join(fill(_(span), _(sp[0]), *sp[1:]) for sp in spans))
     html = plotting.svg_chart(lines=lines, xlim=(0, days), ylim=(0, 1), yformat="percent",
                               xlabel="time (days; the first week is warm-up)", ylabel="share of the cluster's GPUs (%)", height=300, alt=alt)
-    return Figure(html, "; ".join(spans), {"days": days, "series": series})
+    return Figure(html, "; ".join(fill(span, *sp) for sp in spans), {"days": days, "series": series})
 
 
 def padding_figure(lengths, batch, seq, bins=40):
@@ -111,8 +115,9 @@ def padding_figure(lengths, batch, seq, bins=40):
                               xlim=(0, 1),
                               xformat="percent", xlabel="token slots holding real tokens (%)",
                               unit_format=lambda v: str(fmt_percent(v, decimals=1)),
-                              alt=f"Share of token slots holding real tokens, batches of {b}: "
-                              + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in effs) + ".")
+                              alt=_("Share of token slots holding real tokens, batches of {b}: {shares}.").format(
+                                  b=b, shares=_("; ").join(f"{k} {fmt_percent(v, decimals=1)}"
+                                                           for k, (_k, v) in zip(shown, effs))))
     xs, ys = [], []
     for a, c, h in zip(edges[:-1], edges[1:], counts):     # a step outline, one step per bin
         xs += [units.stable(float(a)), units.stable(float(c))]
@@ -123,10 +128,11 @@ def padding_figure(lengths, batch, seq, bins=40):
         xlim=(1, float(edges[-1])),
         vlines=[{"x": float(np.median(x)), "label": _("median {m}").format(m=f"{np.median(x):,.0f}")}],
         legend="none", xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=260,
-        alt=f"Histogram of {x.size:,} document lengths on a log axis from 1 to {edges[-1]:,.0f} tokens in {n} bins, "
-            f"peaking at {int(counts[peak])} documents between {edges[peak]:,.0f} and {edges[peak + 1]:,.0f} tokens, "
-            f"median {np.median(x):,.0f}, mean {x.mean():,.0f}; {int(counts[-1])} in the last bin, up to "
-            f"{edges[-1]:,.0f}.")
+        alt=_("Histogram of {n} document lengths on a log axis from 1 to {top} tokens in {bins} bins, peaking at {peak} "
+              "documents between {lo} and {hi} tokens, median {median}, mean {mean}; {last} in the last bin, up to "
+              "{top}.").format(n=f"{x.size:,}", top=f"{edges[-1]:,.0f}", bins=n, peak=int(counts[peak]),
+                               lo=f"{edges[peak]:,.0f}", hi=f"{edges[peak + 1]:,.0f}", median=f"{np.median(x):,.0f}",
+                               mean=f"{x.mean():,.0f}", last=int(counts[-1])))
     text = "; ".join(f"{k}: {fmt_percent(v, decimals=1)} real tokens" for k, v in effs)
     return Figure(bars + chart, text, {"efficiency": effs, "edges": [float(e) for e in edges],
                                        "counts": [int(c) for c in counts]})
@@ -169,8 +175,10 @@ def schedule_view(policy, small_share) -> str:
         lines=[{"x": xs, "y": day(r.hourly_utilisation), "label": "utilisation"},
                {"x": xs, "y": day(r.hourly_large_capacity), "label": "room for a new large job", "dash": True}],
         ylim=(0, 1), xlabel="day (seed 0; the first week is warm-up)", ylabel="fraction of 1,024 GPUs",
-        alt=f"Daily utilisation and room for a new large job under {policy} with {fmt_percent(small_share, decimals=0)} of demand from "
-            f"small jobs: utilisation {fmt_percent(r.utilisation, decimals=0)}, room {fmt_percent(r.large_capacity, decimals=0)}.")
+        alt=_("Daily utilisation and room for a new large job under {policy} with {share} of demand from small jobs: "
+              "utilisation {u}, room {room}.").format(policy=_(policy), share=fmt_percent(small_share, decimals=0),
+                                                      u=fmt_percent(r.utilisation, decimals=0),
+                                                      room=fmt_percent(r.large_capacity, decimals=0)))
     pct = lambda v: str(fmt_percent(v, 3 if v >= 0.1 else 2))      # noqa: E731
     cards = [("utilisation (busy GPU-hours)", pct(mean("utilisation"))),
              ("GPU-hours to large jobs", pct(mean("large_share")),
@@ -227,8 +235,8 @@ def packing_view(median, sigma, seq) -> str:
     bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
                               xlabel="token slots holding real tokens", xformat="percent",
                               unit_format=lambda v: str(fmt_percent(v, decimals=1)),
-                              alt="Share of token slots holding real tokens: "
-                             + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in rows))
+                              alt=_("Share of token slots holding real tokens: {shares}").format(
+                                  shares=_("; ").join(f"{_(k)} {fmt_percent(v, decimals=1)}" for k, v in rows)))
     xs, ys = [], []
     for a, b, h in zip(edges[:-1], edges[1:], hist):      # a step outline of the histogram, one step per bin
         xs += [10 ** a, 10 ** b]
@@ -238,8 +246,9 @@ def packing_view(median, sigma, seq) -> str:
         xlog=True, xlim=(1, seq), vlines=[{"x": median, "label": _("median {m}").format(m=f"{median:,}")}],
         legend="none",
         xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=230,
-        alt=f"Log-normal length distribution of {_N_DOCS:,} documents with median {median} tokens and spread "
-            f"sigma {sigma}; {cut} are longer than {seq:,} tokens and are cut to it.")
+        alt=_("Log-normal length distribution of {n} documents with median {median} tokens and spread sigma {sigma}; "
+              "{cut} are longer than {seq} tokens and are cut to it.").format(
+            n=f"{_N_DOCS:,}", median=median, sigma=sigma, cut=cut, seq=f"{seq:,}"))
     note = _("{n} documents, mean {mean} tokens; batches of {batch}. {cut} documents ({share}) are longer than {seq} "
              "tokens and are cut to one sequence (not drawn). Slots per real token: {slots}.").format(
         n=f"{_N_DOCS:,}", mean=f"{mean:,.0f}", batch=_BATCH, cut=f"{cut:,}",

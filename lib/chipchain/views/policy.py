@@ -148,19 +148,17 @@ def _tint(colour, share=0.28):
     return "#" + "".join(f"{round(255 - share * (255 - v)):02x}" for v in (r, g, b))
 
 
-def _branches_text(branches, translate=False):
-    """A category's branches in words: "(A and B) or (C and D)"; one branch without parentheses. ``translate``: in
-    the reader's language (a chart's key), not English (the alt text, which stays one English sentence)."""
-    tr = _ if translate else (lambda text: text)
-    parts = [_branch_text(b, translate) for b in branches]
+def _branches_text(branches):
+    """A category's branches in words, in the reader's language: "(A and B) or (C and D)"; one branch without
+    parentheses."""
+    parts = [_branch_text(b) for b in branches]
     text = parts[0] if len(parts) == 1 else f"({parts[0]})"
     for t in parts[1:]:
-        text = tr("{a} or {b}").format(a=text, b=f"({t})")
+        text = _("{a} or {b}").format(a=text, b=f"({t})")
     return text
 
 
-def _branch_text(branch, translate=False):
-    tr = _ if translate else (lambda text: text)
+def _branch_text(branch):
     words = {"tpp": "TPP", "pd": "PD", "io_GBps": "I/O (GB/s)"}
     out = []
     for metric, lo, hi in branch:
@@ -172,7 +170,7 @@ def _branch_text(branch, translate=False):
             out.append(f"{words[metric]} < {hi:,g}")
     text = out[0]
     for t in out[1:]:
-        text = tr("{a} and {b}").format(a=text, b=t)
+        text = _("{a} and {b}").format(a=text, b=t)
     return text
 
 
@@ -238,8 +236,10 @@ def _rule_plane_chart(rule, df):
             items.append((px, py, names, pd_ is None))
             points.append({"names": names, "tpp": tpp, "pd": pd_, "category": cat, "market": market,
                            "x": px, "y": py})
-            alt_parts.append(f"{', '.join(names)}: TPP {tpp:,.0f}, "
-                             + (f"density {pd_:.2f}" if pd_ is not None else "density unknown") + f", {cat}")
+            alt_parts.append((_("{names}: TPP {tpp}, density {pd}, {category}") if pd_ is not None else
+                              _("{names}: TPP {tpp}, density unknown, {category}")).format(
+                names=", ".join(names), tpp=f"{tpp:,.0f}", pd=f"{pd_:.2f}" if pd_ is not None else "",
+                category=_(cat)))
     strip_text = "below zero: die area not in the catalog"
     x, y, a = boxes.place([(ml + 0.3 * _F, bottom - 0.4 * _F, "start"), (right - 0.3 * _F, bottom - 0.4 * _F, "end")],
                           strip_text)
@@ -282,11 +282,14 @@ def _rule_plane_chart(rule, df):
             leaders.append(f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="#777" '
                            f'stroke-width="1"/>')
         out.append(_label(x, y, text, fill="#000", anchor=a))
-    alt = (f"Scatter of catalog accelerators by TPP (log scale, {x0:,.0f} to {x1:,.0f}) and performance density under "
-           f"the {rule.name} ({rule.citation}); shaded regions: "
-           + "; ".join(f"{name}: " + _branches_text(branches) for name, branches in rule.categories)
-           + ". Parts: " + "; ".join(alt_parts)
-           + (f". No peak in the catalog: {', '.join(unplaced)}." if unplaced else "."))
+    alt = (_("Scatter of catalog accelerators by TPP (log scale, {lo} to {hi}) and performance density under the "
+             "{rule} ({citation}); shaded regions: {regions}. Parts: {parts}. No peak in the catalog: {unplaced}.")
+           if unplaced else
+           _("Scatter of catalog accelerators by TPP (log scale, {lo} to {hi}) and performance density under the "
+             "{rule} ({citation}); shaded regions: {regions}. Parts: {parts}.")).format(
+        lo=f"{x0:,.0f}", hi=f"{x1:,.0f}", rule=_(rule.name), citation=rule.citation,
+        regions=_("; ").join(f"{_(name)}: " + _branches_text(branches) for name, branches in rule.categories),
+        parts=_("; ").join(alt_parts), unplaced=", ".join(unplaced))
     html = html.replace('aria-label="-"', f'aria-label="{_html.escape(alt, quote=True)}"', 1)
     html = html.replace("<title>-</title>", f"<title>{_html.escape(alt)}</title>", 1)
     html = html.replace("</svg>", "".join(leaders) + "".join(out) + "</svg>", 1)
@@ -318,7 +321,7 @@ def rule_plane_figure(rule_ids=("2022-10", "2023-10")):
         svg, d = _rule_plane_chart(r, df)
         cats = list(dict.fromkeys(df[rid]))
         entries = [((_("{name} region: {condition} (where no stricter category applies)") if k else
-                     _("{name} region: {condition}")).format(name=_(name), condition=_branches_text(branches, True)),
+                     _("{name} region: {condition}")).format(name=_(name), condition=_branches_text(branches)),
                     _tint(plotting.color(_CAT_COLOURS.get(name, 1))), "box") for k, (name, branches) in enumerate(r.categories)]
         entries += [(cat, _colour(cat), "dot") for cat in cats] + [("square: a consumer part", "#555", "box")]
         svg = svg.replace("<svg", key(entries) + "<svg", 1)
@@ -360,8 +363,8 @@ def design_a_chip_explorer():
             xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP (log scale)",
             ylabel="performance density (TPP per mm², log scale)", legend="none",
             title=_("Your chip against the {rule}'s thresholds").format(rule=_(latest.name)),
-            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd_:.4g}, against the "
-                f"{latest.date[:4]} thresholds", height=240)
+            alt=_("Your chip at TPP {tpp} and performance density {pd}, against the {year} thresholds").format(
+                tpp=units.fmt_number(t), pd=f"{pd_:.4g}", year=latest.date[:4]), height=240)
         cards = _layout.headline([
             ("TPP", str(units.fmt_number(t)), f"{tflops:g} TFLOPS × {bits} bits"),
             ("performance density", f"{pd_:.4g}", f"{units.fmt_number(t)} / {die:g} mm²"),

@@ -78,8 +78,9 @@ def run_energy_explorer():
             [("accelerators", r.accelerator_energy / _GWH), ("host, network, storage", r.host_energy / _GWH),
              ("cooling and conversion", r.overhead_energy / _GWH)],
             unit_format=lambda v: str(units.fmt_energy(v * _GWH)), xlabel="energy at the meter (GWh)",
-            alt=f"Energy ledger: accelerators {units.fmt_energy(r.accelerator_energy)}, host "
-                f"{units.fmt_energy(r.host_energy)}, facility overhead {units.fmt_energy(r.overhead_energy)}")
+            alt=_("Energy ledger: accelerators {accelerators}, host {host}, facility overhead {overhead}").format(
+                accelerators=units.fmt_energy(r.accelerator_energy), host=units.fmt_energy(r.host_energy),
+                overhead=units.fmt_energy(r.overhead_energy)))
         cards = _layout.headline([
             ("electricity bill", str(units.fmt_dollars(r.dollars)), _("at ${price}/kWh").format(price=f"{price:g}")),
             ("energy at the meter", str(units.fmt_energy(r.energy)),
