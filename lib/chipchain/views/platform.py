@@ -10,6 +10,7 @@ from .._lazy import np
 from .. import _check, datapath, experiments, plotting, scheduling, tables, units, widgets
 from . import _layout
 from ._figure import Figure
+from .._i18n import gettext as _
 from ..units import HOUR, TERA, fmt_number, fmt_percent
 
 
@@ -67,20 +68,25 @@ def schedule_figure(results):
         days = len(r.hourly_utilisation) // 24
         u, c = _daily(r.hourly_utilisation, days), _daily(r.hourly_large_capacity, days)
         xs = [d + 0.5 for d in range(days)]
-        lines += [{"x": xs, "y": u, "label": f"{r.policy}: utilisation", "color": plotting.color(i)},
-                  {"x": xs, "y": c, "label": f"{r.policy}: room for a new large job", "color": plotting.color(i),
-                   "dash": True}]
+        lines += [{"x": xs, "y": u, "label": _("{policy}: utilisation").format(policy=_(r.policy)),
+                   "color": plotting.color(i)},
+                  {"x": xs, "y": c, "label": _("{policy}: room for a new large job").format(policy=_(r.policy)),
+                   "color": plotting.color(i), "dash": True}]
         series[r.policy] = {"utilisation": u, "room": c}
-        spans.append(f"{r.policy}: utilisation {fmt_percent(r.utilisation, decimals=0)} over the run (daily "
-                     f"{fmt_percent(min(u), decimals=0)}–{fmt_percent(max(u), decimals=0)}), room for a large job "
-                     f"{fmt_percent(r.large_capacity, decimals=0)} on average (daily {fmt_percent(min(c), decimals=0)}"
-                     f"–{fmt_percent(max(c), decimals=0)})")
+        spans.append((r.policy, fmt_percent(r.utilisation, decimals=0), fmt_percent(min(u), decimals=0),
+                      fmt_percent(max(u), decimals=0), fmt_percent(r.large_capacity, decimals=0),
+                      fmt_percent(min(c), decimals=0), fmt_percent(max(c), decimals=0)))
+    span = ("{policy}: utilisation {u} over the run (daily {u_lo}–{u_hi}), room for a large job {c} on average (daily "
+            "{c_lo}–{c_hi})")
+    fill = lambda template, policy, *v: template.format(policy=policy, **dict(zip(  # noqa: E731
+        ("u", "u_lo", "u_hi", "c", "c_lo", "c_hi"), v)))
     days = len(results[0].hourly_utilisation) // 24
-    alt = (f"Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and "
-           f"on which a new large job could start at once (dashed): " + "; ".join(spans) + ".")
+    alt = _("Line chart over {days} simulated days of the daily share of the cluster's GPUs that are busy (solid) and on "
+            "which a new large job could start at once (dashed): {spans}.").format(
+        days=days, spans=_("; ").join(fill(_(span), _(sp[0]), *sp[1:]) for sp in spans))
     html = plotting.svg_chart(lines=lines, xlim=(0, days), ylim=(0, 1), yformat="percent",
                               xlabel="time (days; the first week is warm-up)", ylabel="share of the cluster's GPUs (%)", height=300, alt=alt)
-    return Figure(html, "; ".join(spans), {"days": days, "series": series})
+    return Figure(html, "; ".join(fill(span, *sp) for sp in spans), {"days": days, "series": series})
 
 
 def padding_figure(lengths, batch, seq, bins=40):
@@ -102,25 +108,31 @@ def padding_figure(lengths, batch, seq, bins=40):
             ("length buckets (8), then pad", units.stable(datapath.bucket_efficiency(x, b))),
             (f"FFD packing into {s:,}-token sequences", units.stable(datapath.packing_efficiency(x, s)))]
     edges = np.geomspace(1, max(int(x.max()), 2), n + 1)
-    counts, _ = np.histogram(x, bins=edges)
-    bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(effs)], xlim=(0, 1),
+    counts, _edges = np.histogram(x, bins=edges)
+    shown = [_("pad each batch to its longest"), _("length buckets (8), then pad"),
+             _("FFD packing into {seq}-token sequences").format(seq=f"{s:,}")]     # the labels, as drawn
+    bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, (_k, v)) in enumerate(zip(shown, effs))],
+                              xlim=(0, 1),
                               xformat="percent", xlabel="token slots holding real tokens (%)",
                               unit_format=lambda v: str(fmt_percent(v, decimals=1)),
-                              alt=f"Share of token slots holding real tokens, batches of {b}: "
-                              + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in effs) + ".")
+                              alt=_("Share of token slots holding real tokens, batches of {b}: {shares}.").format(
+                                  b=b, shares=_("; ").join(f"{k} {fmt_percent(v, decimals=1)}"
+                                                           for k, (_k, v) in zip(shown, effs))))
     xs, ys = [], []
     for a, c, h in zip(edges[:-1], edges[1:], counts):     # a step outline, one step per bin
         xs += [units.stable(float(a)), units.stable(float(c))]
         ys += [int(h), int(h)]
     peak = int(np.argmax(counts))
     chart = plotting.svg_chart(
-        lines=[{"x": xs, "y": ys, "label": f"documents per bin ({n} bins)"}], xlog=True,
-        xlim=(1, float(edges[-1])), vlines=[{"x": float(np.median(x)), "label": f"median {np.median(x):,.0f}"}],
+        lines=[{"x": xs, "y": ys, "label": _("documents per bin ({n} bins)").format(n=n)}], xlog=True,
+        xlim=(1, float(edges[-1])),
+        vlines=[{"x": float(np.median(x)), "label": _("median {m}").format(m=f"{np.median(x):,.0f}")}],
         legend="none", xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=260,
-        alt=f"Histogram of {x.size:,} document lengths on a log axis from 1 to {edges[-1]:,.0f} tokens in {n} bins, "
-            f"peaking at {int(counts[peak])} documents between {edges[peak]:,.0f} and {edges[peak + 1]:,.0f} tokens, "
-            f"median {np.median(x):,.0f}, mean {x.mean():,.0f}; {int(counts[-1])} in the last bin, up to "
-            f"{edges[-1]:,.0f}.")
+        alt=_("Histogram of {n} document lengths on a log axis from 1 to {top} tokens in {bins} bins, peaking at {peak} "
+              "documents between {lo} and {hi} tokens, median {median}, mean {mean}; {last} in the last bin, up to "
+              "{top}.").format(n=f"{x.size:,}", top=f"{edges[-1]:,.0f}", bins=n, peak=int(counts[peak]),
+                               lo=f"{edges[peak]:,.0f}", hi=f"{edges[peak + 1]:,.0f}", median=f"{np.median(x):,.0f}",
+                               mean=f"{x.mean():,.0f}", last=int(counts[-1])))
     text = "; ".join(f"{k}: {fmt_percent(v, decimals=1)} real tokens" for k, v in effs)
     return Figure(bars + chart, text, {"efficiency": effs, "edges": [float(e) for e in edges],
                                        "counts": [int(c) for c in counts]})
@@ -147,7 +159,7 @@ def _hours(seconds) -> str:
     ('52.6 hours', '0.00 hours', '0.15 hours')
     """
     h = seconds / HOUR
-    return f"{h:,.1f} hours" if h >= 10 else f"{h:.2f} hours"
+    return _("{n} hours").format(n=f"{h:,.1f}" if h >= 10 else f"{h:.2f}")
 
 
 def schedule_view(policy, small_share) -> str:
@@ -163,19 +175,23 @@ def schedule_view(policy, small_share) -> str:
         lines=[{"x": xs, "y": day(r.hourly_utilisation), "label": "utilisation"},
                {"x": xs, "y": day(r.hourly_large_capacity), "label": "room for a new large job", "dash": True}],
         ylim=(0, 1), xlabel="day (seed 0; the first week is warm-up)", ylabel="fraction of 1,024 GPUs",
-        alt=f"Daily utilisation and room for a new large job under {policy} with {fmt_percent(small_share, decimals=0)} of demand from "
-            f"small jobs: utilisation {fmt_percent(r.utilisation, decimals=0)}, room {fmt_percent(r.large_capacity, decimals=0)}.")
+        alt=_("Daily utilisation and room for a new large job under {policy} with {share} of demand from small jobs: "
+              "utilisation {u}, room {room}.").format(policy=_(policy), share=fmt_percent(small_share, decimals=0),
+                                                      u=fmt_percent(r.utilisation, decimals=0),
+                                                      room=fmt_percent(r.large_capacity, decimals=0)))
     pct = lambda v: str(fmt_percent(v, 3 if v >= 0.1 else 2))      # noqa: E731
     cards = [("utilisation (busy GPU-hours)", pct(mean("utilisation"))),
-             ("GPU-hours to large jobs", pct(mean("large_share")), f"offered {pct((1 - small_share) * _LOAD)}"),
+             ("GPU-hours to large jobs", pct(mean("large_share")),
+              _("offered {share}").format(share=pct((1 - small_share) * _LOAD))),
              ("room for a new 64-GPU job", pct(mean("large_capacity")), "of the cluster, time-averaged"),
              ("idle GPUs stranded", str(fmt_percent(mean("fragmentation"), 2)), "no large job can use them"),
              ("a large job waits", _hours(mean("large_wait_seconds")), "on average"),
              ("a small job waits", _hours(mean("small_wait_seconds")), "on average")]
     # six cards: three a row on a desktop column, two on a phone (never 5 + 1)
     return (_layout.headline(cards, columns="repeat(auto-fit, minmax(max(9.5em, 30%), 1fr))") + chart
-            + _layout.para(f"Means over {len(_SEEDS)} simulated months (seeds 0–{_SEEDS[-1]}) at "
-                           f"{fmt_percent(_LOAD)} offered load; the chart shows seed 0.", small=True))
+            + _layout.para(_("Means over {n} simulated months (seeds 0–{last}) at {load} offered load; the chart "
+                             "shows seed 0.").format(n=len(_SEEDS), last=_SEEDS[-1], load=fmt_percent(_LOAD)),
+                           small=True))
 
 
 @widgets.explorer
@@ -214,28 +230,32 @@ def packing_view(median, sigma, seq) -> str:
         raise ValueError(f"a median document of {median} tokens is more than half the {seq}-token sequence; "
                          "most documents would be cut — choose a longer sequence")
     mean, fixed, pad, bucket, pack, hist, edges, cut = _packing_point(median, sigma, seq)
-    rows = [(f"pad every sequence to {seq:,}", fixed), ("pad each batch to its longest", pad),
+    rows = [(_("pad every sequence to {seq}").format(seq=f"{seq:,}"), fixed), ("pad each batch to its longest", pad),
             ("length buckets (8), then pad", bucket), ("FFD packing (first-fit decreasing)", pack)]
     bars = plotting.svg_hbars([(k, v, plotting.color(i)) for i, (k, v) in enumerate(rows)], xlim=(0, 1),
                               xlabel="token slots holding real tokens", xformat="percent",
                               unit_format=lambda v: str(fmt_percent(v, decimals=1)),
-                              alt="Share of token slots holding real tokens: "
-                             + "; ".join(f"{k} {fmt_percent(v, decimals=1)}" for k, v in rows))
+                              alt=_("Share of token slots holding real tokens: {shares}").format(
+                                  shares=_("; ").join(f"{_(k)} {fmt_percent(v, decimals=1)}" for k, v in rows)))
     xs, ys = [], []
     for a, b, h in zip(edges[:-1], edges[1:], hist):      # a step outline of the histogram, one step per bin
         xs += [10 ** a, 10 ** b]
         ys += [h, h]
     chart = plotting.svg_chart(
-        lines=[{"x": xs, "y": ys, "label": f"documents shorter than {seq:,} tokens"}], xlog=True,
-        xlim=(1, seq), vlines=[{"x": median, "label": f"median {median:,}"}], legend="none",
+        lines=[{"x": xs, "y": ys, "label": _("documents shorter than {seq} tokens").format(seq=f"{seq:,}")}],
+        xlog=True, xlim=(1, seq), vlines=[{"x": median, "label": _("median {m}").format(m=f"{median:,}")}],
+        legend="none",
         xlabel="document length (tokens, log scale)", ylabel="documents per bin", height=230,
-        alt=f"Log-normal length distribution of {_N_DOCS:,} documents with median {median} tokens and spread "
-            f"sigma {sigma}; {cut} are longer than {seq:,} tokens and are cut to it.")
-    note = (f"{_N_DOCS:,} documents, mean {mean:,.0f} tokens; batches of {_BATCH}. {cut:,} documents "
-            f"({fmt_percent(cut / _N_DOCS, decimals=1)}) are longer than {seq:,} tokens and are cut to one sequence (not drawn). "
-            f"Slots per real token: {' / '.join(f'{1 / v:.2f}' for _, v in rows)}.")
-    return (_layout.verdict(f"Packing fills {fmt_percent(pack, decimals=1)} of the slots; padding each batch to its longest, "
-                            f"{fmt_percent(pad, decimals=1)}.", None) + bars + chart + _layout.para(note, small=True))
+        alt=_("Log-normal length distribution of {n} documents with median {median} tokens and spread sigma {sigma}; "
+              "{cut} are longer than {seq} tokens and are cut to it.").format(
+            n=f"{_N_DOCS:,}", median=median, sigma=sigma, cut=cut, seq=f"{seq:,}"))
+    note = _("{n} documents, mean {mean} tokens; batches of {batch}. {cut} documents ({share}) are longer than {seq} "
+             "tokens and are cut to one sequence (not drawn). Slots per real token: {slots}.").format(
+        n=f"{_N_DOCS:,}", mean=f"{mean:,.0f}", batch=_BATCH, cut=f"{cut:,}",
+        share=fmt_percent(cut / _N_DOCS, decimals=1), seq=f"{seq:,}", slots=" / ".join(f"{1 / v:.2f}" for _k, v in rows))
+    return (_layout.verdict(_("Packing fills {pack} of the slots; padding each batch to its longest, {pad}.").format(
+                pack=fmt_percent(pack, decimals=1), pad=fmt_percent(pad, decimals=1)), None)
+            + bars + chart + _layout.para(note, small=True))
 
 
 @widgets.explorer
@@ -269,13 +289,15 @@ def recipe_table(recipe, caption=None):
     rows = [("name", d["name"]), ("peak learning rate", _recipe_value(d["peak_lr"])),
             ("minimum learning rate", _recipe_value(d["min_lr"])), ("warm-up steps", _recipe_value(d["warmup_steps"])),
             ("schedule", d["schedule"]),
-            ("batch (sequences) from step", ", ".join(f"{b:,} from {s:,}" for s, b in d["batch_schedule"])),
+            ("batch (sequences) from step", ", ".join(_("{batch} from {step}").format(batch=f"{b:,}", step=f"{s:,}")
+                                                      for s, b in d["batch_schedule"])),
             ("sequence length (tokens)", _recipe_value(d["seq"]))]
     for st in d["stages"]:
-        mix = ", ".join(f"{k} {fmt_percent(v, decimals=0)}" for k, v in st["mixture"].items())
-        rows.append((f"stage '{st['name']}'", f"{fmt_number(st['tokens'] / TERA)} trillion tokens: {mix}"))
+        mix = ", ".join(f"{_(k)} {fmt_percent(v, decimals=0)}" for k, v in st["mixture"].items())
+        rows.append((_("stage '{name}'").format(name=st["name"]),
+                     _("{n} trillion tokens: {mix}").format(n=fmt_number(st["tokens"] / TERA), mix=mix)))
     return tables.show(pd.DataFrame(rows, columns=["setting", "value"]), columns={"setting": "Setting", "value": "Value"},
-                caption=caption or f"Training recipe '{d['name']}'")
+                caption=caption or _("Training recipe '{name}'").format(name=d["name"]))
 
 
 def recipe_diff_table(a, b, caption=None):

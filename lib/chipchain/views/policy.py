@@ -14,6 +14,7 @@ from .. import plotting, policy, tables, units, widgets
 from ..plotting._svg import FONT_UNITS, _F, _Boxes, _label, _width
 from . import _layout
 from ._figure import Figure, key
+from .._i18n import gettext as _
 
 __all__ = ["placements", "io_audit", "timeline", "superpods", "rule_plane_figure",
            "design_a_chip_explorer"]
@@ -148,9 +149,13 @@ def _tint(colour, share=0.28):
 
 
 def _branches_text(branches):
-    """A category's branches in words: "(A and B) or (C and D)"; one branch without parentheses."""
+    """A category's branches in words, in the reader's language: "(A and B) or (C and D)"; one branch without
+    parentheses."""
     parts = [_branch_text(b) for b in branches]
-    return parts[0] if len(parts) == 1 else " or ".join(f"({t})" for t in parts)
+    text = parts[0] if len(parts) == 1 else f"({parts[0]})"
+    for t in parts[1:]:
+        text = _("{a} or {b}").format(a=text, b=f"({t})")
+    return text
 
 
 def _branch_text(branch):
@@ -163,7 +168,10 @@ def _branch_text(branch):
             out.append(f"{words[metric]} ≥ {lo:,g}")
         else:
             out.append(f"{words[metric]} < {hi:,g}")
-    return " and ".join(out)
+    text = out[0]
+    for t in out[1:]:
+        text = _("{a} and {b}").format(a=text, b=t)
+    return text
 
 
 def _rule_plane_chart(rule, df):
@@ -174,7 +182,7 @@ def _rule_plane_chart(rule, df):
     for rank, (name, boxes) in reversed(list(enumerate(regions))):       # the strictest category drawn last, on top
         fill = _tint(plotting.color(_CAT_COLOURS.get(name, 1)))
         for branch, (bx0, bx1, by0, by1, io) in zip(rule.categories[rank][1], boxes):
-            if not any(metric == "pd" for metric, _, _ in branch):
+            if not any(metric == "pd" for metric, _lo, _hi in branch):
                 by0 = y0        # no density threshold: it covers the parts of unknown density too, down the strip
             lines.append({"x": [bx0, bx1], "y": [by1, by1], "base": [by0, by0], "color": fill})
             drawn.append((name, bx0, bx1, by0, by1, io))
@@ -185,7 +193,7 @@ def _rule_plane_chart(rule, df):
         lines=lines, xlog=True, xlim=(x0, x1), ylim=(y0, y1), yticks=[(v, f"{v:g}") for v in (0, 5, 10, 15, 20)],
         hlines=[{"y": 0.0, "color": "#999"}], xlabel="TPP (dense, best precision; log scale)",
         ylabel="performance density PD (TPP per mm²)", legend="none", height=640, alt="-",
-        title=f"{rule.name} ({rule.citation})")
+        title=f"{_(rule.name)} ({rule.citation})")
     m = _PLANE_RECT.search(html)
     ml, mt, bottom, right = (float(v) for v in m.groups())
     tx = lambda v: ml + (math.log10(v) - math.log10(x0)) / (math.log10(x1) - math.log10(x0)) * (right - ml)  # noqa
@@ -196,7 +204,7 @@ def _rule_plane_chart(rule, df):
     # region names, inside each region's first box where they fit (the key below names them in full)
     for rank, (name, rboxes) in enumerate(regions):
         bx0, bx1, by0, by1, io = min(rboxes, key=lambda b: (b[0], -b[3]))
-        text = name if io is None else f"{name} if I/O ≥ {io:g} GB/s"
+        text = _(name) if io is None else _("{name} if I/O ≥ {io} GB/s").format(name=_(name), io=f"{io:g}")
         c = plotting.color(_CAT_COLOURS.get(name, 1))
         cands = [(tx(bx0) + 0.3 * _F, ty(min(by1, y1)) + 1.0 * _F, "start"),
                  (tx(min(bx1, x1)) - 0.3 * _F, ty(by0) - 0.35 * _F, "end"),
@@ -212,7 +220,7 @@ def _rule_plane_chart(rule, df):
         groups.setdefault(key_, []).append((name, row[rule.id], row["market"]))
     items, points = [], []
     for (tpp, pd_), members in groups.items():
-        cats = list(dict.fromkeys((cat, market) for _, cat, market in members))
+        cats = list(dict.fromkeys((cat, market) for _n, cat, market in members))
         for k, (cat, market) in enumerate(cats):
             px = tx(tpp) + k * 12.0                       # a second category at the same place: beside the first
             py = ty(pd_) if pd_ is not None else strip_y
@@ -228,8 +236,10 @@ def _rule_plane_chart(rule, df):
             items.append((px, py, names, pd_ is None))
             points.append({"names": names, "tpp": tpp, "pd": pd_, "category": cat, "market": market,
                            "x": px, "y": py})
-            alt_parts.append(f"{', '.join(names)}: TPP {tpp:,.0f}, "
-                             + (f"density {pd_:.2f}" if pd_ is not None else "density unknown") + f", {cat}")
+            alt_parts.append((_("{names}: TPP {tpp}, density {pd}, {category}") if pd_ is not None else
+                              _("{names}: TPP {tpp}, density unknown, {category}")).format(
+                names=", ".join(names), tpp=f"{tpp:,.0f}", pd=f"{pd_:.2f}" if pd_ is not None else "",
+                category=_(cat)))
     strip_text = "below zero: die area not in the catalog"
     x, y, a = boxes.place([(ml + 0.3 * _F, bottom - 0.4 * _F, "start"), (right - 0.3 * _F, bottom - 0.4 * _F, "end")],
                           strip_text)
@@ -265,18 +275,21 @@ def _rule_plane_chart(rule, df):
                 best = (cost, x + shift, y, a, b, j >= len(near))
             if cost == 0:
                 break
-        _, x, y, a, b, is_far = best
+        _cost, x, y, a, b, is_far = best
         boxes.placed.append(b)
         if is_far:     # a leader from the point to the label's centre, which it meets at the desktop's text size
             ex, ey = x, (y - 0.8 * FONT_UNITS[0] if y > py else y + 0.2 * FONT_UNITS[0])
             leaders.append(f'<line x1="{px:.1f}" y1="{py:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="#777" '
                            f'stroke-width="1"/>')
         out.append(_label(x, y, text, fill="#000", anchor=a))
-    alt = (f"Scatter of catalog accelerators by TPP (log scale, {x0:,.0f} to {x1:,.0f}) and performance density under "
-           f"the {rule.name} ({rule.citation}); shaded regions: "
-           + "; ".join(f"{name}: " + _branches_text(branches) for name, branches in rule.categories)
-           + ". Parts: " + "; ".join(alt_parts)
-           + (f". No peak in the catalog: {', '.join(unplaced)}." if unplaced else "."))
+    alt = (_("Scatter of catalog accelerators by TPP (log scale, {lo} to {hi}) and performance density under the "
+             "{rule} ({citation}); shaded regions: {regions}. Parts: {parts}. No peak in the catalog: {unplaced}.")
+           if unplaced else
+           _("Scatter of catalog accelerators by TPP (log scale, {lo} to {hi}) and performance density under the "
+             "{rule} ({citation}); shaded regions: {regions}. Parts: {parts}.")).format(
+        lo=f"{x0:,.0f}", hi=f"{x1:,.0f}", rule=_(rule.name), citation=rule.citation,
+        regions=_("; ").join(f"{_(name)}: " + _branches_text(branches) for name, branches in rule.categories),
+        parts=_("; ").join(alt_parts), unplaced=", ".join(unplaced))
     html = html.replace('aria-label="-"', f'aria-label="{_html.escape(alt, quote=True)}"', 1)
     html = html.replace("<title>-</title>", f"<title>{_html.escape(alt)}</title>", 1)
     html = html.replace("</svg>", "".join(leaders) + "".join(out) + "</svg>", 1)
@@ -307,11 +320,13 @@ def rule_plane_figure(rule_ids=("2022-10", "2023-10")):
         r = policy.rule(rid)
         svg, d = _rule_plane_chart(r, df)
         cats = list(dict.fromkeys(df[rid]))
-        entries = [(f"{name} region: " + _branches_text(branches) + (" (where no stricter category applies)" if k else ""),
+        entries = [((_("{name} region: {condition} (where no stricter category applies)") if k else
+                     _("{name} region: {condition}")).format(name=_(name), condition=_branches_text(branches)),
                     _tint(plotting.color(_CAT_COLOURS.get(name, 1))), "box") for k, (name, branches) in enumerate(r.categories)]
         entries += [(cat, _colour(cat), "dot") for cat in cats] + [("square: a consumer part", "#555", "box")]
         svg = svg.replace("<svg", key(entries) + "<svg", 1)
-        note = (_layout.para(f"No peak in the catalog, so not drawn: {', '.join(d['unplaced'])}.", small=True)
+        note = (_layout.para(_("No peak in the catalog, so not drawn: {parts}.").format(parts=", ".join(d["unplaced"])),
+                             small=True)
                 if d["unplaced"] else "")
         charts.append(svg + note)
         data[rid] = d
@@ -347,13 +362,13 @@ def design_a_chip_explorer():
             hlines=[{"y": v, "label": f"PD {v:g}"} for v in policy.thresholds(latest, "pd")],
             xlog=True, ylog=True, xlim=(500, 60_000), ylim=(0.5, 200), xlabel="TPP (log scale)",
             ylabel="performance density (TPP per mm², log scale)", legend="none",
-            title=f"Your chip against the {latest.name}'s thresholds",
-            alt=f"Your chip at TPP {units.fmt_number(t)} and performance density {pd_:.4g}, against the "
-                f"{latest.date[:4]} thresholds", height=240)
+            title=_("Your chip against the {rule}'s thresholds").format(rule=_(latest.name)),
+            alt=_("Your chip at TPP {tpp} and performance density {pd}, against the {year} thresholds").format(
+                tpp=units.fmt_number(t), pd=f"{pd_:.4g}", year=latest.date[:4]), height=240)
         cards = _layout.headline([
             ("TPP", str(units.fmt_number(t)), f"{tflops:g} TFLOPS × {bits} bits"),
             ("performance density", f"{pd_:.4g}", f"{units.fmt_number(t)} / {die:g} mm²"),
-            ("aggregate I/O", f"{io:g} GB/s", f"both directions; {market}")])
+            ("aggregate I/O", f"{io:g} GB/s", _("both directions; {market}").format(market=_(market)))])
         table = tables.show(pd.DataFrame(rows), columns={"rule": "Rule", "category": "Category",
                                                          "reason": "Why"}).html
         return cards + table + chart

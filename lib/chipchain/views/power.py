@@ -9,6 +9,7 @@ from .._lazy import np
 from .. import _check, economics, plotting, power, systems, units, walkthrough, widgets
 from . import _layout
 from ._figure import Figure
+from .._i18n import gettext as _
 from ..units import fmt_percent
 
 __all__ = ["facts", "deals", "run_energy_explorer", "buy_vs_rent_figure", "buy_vs_rent_explorer"]
@@ -77,16 +78,21 @@ def run_energy_explorer():
             [("accelerators", r.accelerator_energy / _GWH), ("host, network, storage", r.host_energy / _GWH),
              ("cooling and conversion", r.overhead_energy / _GWH)],
             unit_format=lambda v: str(units.fmt_energy(v * _GWH)), xlabel="energy at the meter (GWh)",
-            alt=f"Energy ledger: accelerators {units.fmt_energy(r.accelerator_energy)}, host "
-                f"{units.fmt_energy(r.host_energy)}, facility overhead {units.fmt_energy(r.overhead_energy)}")
+            alt=_("Energy ledger: accelerators {accelerators}, host {host}, facility overhead {overhead}").format(
+                accelerators=units.fmt_energy(r.accelerator_energy), host=units.fmt_energy(r.host_energy),
+                overhead=units.fmt_energy(r.overhead_energy)))
         cards = _layout.headline([
-            ("electricity bill", str(units.fmt_dollars(r.dollars)), f"at ${price:g}/kWh"),
-            ("energy at the meter", str(units.fmt_energy(r.energy)), f"facility power {units.fmt_power(r.facility_power)}"),
-            ("emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e", f"at {carbon:g} kg CO₂e/kWh"),
+            ("electricity bill", str(units.fmt_dollars(r.dollars)), _("at ${price}/kWh").format(price=f"{price:g}")),
+            ("energy at the meter", str(units.fmt_energy(r.energy)),
+             _("facility power {power}").format(power=units.fmt_power(r.facility_power))),
+            ("emissions", f"{units.fmt_number(r.kg_co2 / 1e3)} t CO₂e",
+             _("at {carbon} kg CO₂e/kWh").format(carbon=f"{carbon:g}")),
             ("US household-years", str(units.fmt_number(r.household_years)), "of electricity")])
-        note = _layout.para(f"{node.accelerator.name} at {units.fmt_power(watts)}; host share {units.fmt_power(host)} "
-                            f"per GPU ({node.name} rating minus its GPUs, per GPU — a maximum); every accelerator at "
-                            f"its rated power for {days:,.0f} days; PUE {pue:g}.", small=True)
+        note = _layout.para(_("{accelerator} at {watts}; host share {host} per GPU ({node} rating minus its GPUs, per "
+                              "GPU — a maximum); every accelerator at its rated power for {days} days; PUE {pue}.")
+                            .format(accelerator=node.accelerator.name, watts=units.fmt_power(watts),
+                                    host=units.fmt_power(host), node=node.name, days=f"{days:,.0f}", pue=f"{pue:g}"),
+                            small=True)
         return cards + bars + note
 
     # the running example's wall clock (training plus failures, step ⑥): its bill by default, as step ⑦ bills it

@@ -10,6 +10,7 @@ from .._lazy import np
 from .. import _check, checkpoint, failsim, plotting, reliability, units, widgets
 from . import _layout
 from ._figure import Figure
+from .._i18n import gettext as _
 from ..units import DAY, HOUR, YEAR, fmt_duration, fmt_percent
 
 
@@ -71,15 +72,19 @@ def root_causes_figure(top=8):
     rc = causes[:top]
     differs = [abs(r.difference_pp) > 0.1 for r in rc]
     ok, bad = plotting.color(0), plotting.color(1)
-    rows = [(f"{r.component}: printed {r.printed_percent:.1f} %, counts give {r.recomputed_percent:.1f} %", r.count,
-             bad if d else ok) for r, d in zip(rc, differs)]
-    legend = [("printed percentage agrees with count ÷ " + f"{total}", ok)]
+    rows = [(_("{component}: printed {printed} %, counts give {counts} %").format(
+                component=_(r.component), printed=f"{r.printed_percent:.1f}", counts=f"{r.recomputed_percent:.1f}"),
+             r.count, bad if d else ok) for r, d in zip(rc, differs)]
+    legend = [(_("printed percentage agrees with count ÷ {total}").format(total=total), ok)]
     if any(differs):
-        legend.append(("printed percentage differs from count ÷ " + f"{total}", bad))
-    alt = (f"Horizontal bars of Llama 3 405B's unexpected interruptions in 54 days by root cause, the {len(rc)} most "
-           f"common of {total}: " + "; ".join(f"{r.component} {r.count} (printed {r.printed_percent:.1f} %, counts "
-                                               f"give {r.recomputed_percent:.1f} %)" for r in rc) + ".")
-    html = plotting.svg_hbars(rows, xlabel=f"unexpected interruptions in 54 days (count, of {total})",
+        legend.append((_("printed percentage differs from count ÷ {total}").format(total=total), bad))
+    alt = _("Horizontal bars of Llama 3 405B's unexpected interruptions in 54 days by root cause, the {n} most common "
+            "of {total}: {bars}.").format(
+        n=len(rc), total=total,
+        bars=_("; ").join(_("{component} {count} (printed {printed} %, counts give {counts} %)").format(
+            component=_(r.component), count=r.count, printed=f"{r.printed_percent:.1f}",
+            counts=f"{r.recomputed_percent:.1f}") for r in rc))
+    html = plotting.svg_hbars(rows, xlabel=_("unexpected interruptions in 54 days (count, of {total})").format(total=total),
                               unit_format=lambda v: f"{v:,.0f}", legend=legend, alt=alt)
     text = "; ".join(f"{r.component} {r.count}" for r in rc) + f" (of {total})"
     return Figure(html, text, {"bars": [(r.component, r.count, r.printed_percent, r.recomputed_percent) for r in rc],
@@ -106,19 +111,22 @@ def goodput_figure(checkpoint_seconds, restart_seconds, mtbf, points=120):
     ty, td = checkpoint.young_interval(c, m), checkpoint.daly_interval(c, m)
     g = float(checkpoint.goodput(td, c, r, m))
     best = max(range(n), key=lambda i: exact[i])
-    alt = (f"Line chart, log x axis from {taus[0] / 60:.2g} to {m / 60:,.0f} minutes, of goodput against checkpoint "
-           f"interval (write {fmt_duration(c)}, restart {fmt_duration(r)}, cluster MTBF {fmt_duration(m)}): the exact "
-           f"model rises from {fmt_percent(max(exact[0], 0), decimals=0)} to a maximum of "
-           f"{fmt_percent(exact[best], decimals=1)} near {taus[best] / 60:.0f} minutes and falls to "
-           f"{fmt_percent(exact[-1], decimals=0)} at the MTBF; the first-order model is close near the top. Young's "
-           f"interval {ty / 60:.1f} minutes, Daly's {td / 60:.1f} minutes (goodput {fmt_percent(g, decimals=1)}).")
+    alt = _("Line chart, log x axis from {lo} to {hi} minutes, of goodput against checkpoint interval (write {write}, "
+            "restart {restart}, cluster MTBF {mtbf}): the exact model rises from {start} to a maximum of {best} near "
+            "{at} minutes and falls to {end} at the MTBF; the first-order model is close near the top. Young's "
+            "interval {young} minutes, Daly's {daly} minutes (goodput {goodput}).").format(
+        lo=f"{taus[0] / 60:.2g}", hi=f"{m / 60:,.0f}", write=fmt_duration(c), restart=fmt_duration(r),
+        mtbf=fmt_duration(m), start=fmt_percent(max(exact[0], 0), decimals=0),
+        best=fmt_percent(exact[best], decimals=1), at=f"{taus[best] / 60:.0f}",
+        end=fmt_percent(exact[-1], decimals=0), young=f"{ty / 60:.1f}", daly=f"{td / 60:.1f}",
+        goodput=fmt_percent(g, decimals=1))
     xs = [units.stable(float(t / 60)) for t in taus]
     html = plotting.svg_chart(
         lines=[{"x": xs, "y": exact, "label": "exact model"},
                {"x": xs, "y": first, "label": "first order: 1 − C/τ − τ/2M − R/M", "dash": True,
                 "color": plotting.color(0)}],
-        vlines=[{"x": ty / 60, "label": f"Young {ty / 60:.1f} min", "color": plotting.color(1)},
-                {"x": td / 60, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(2)}],
+        vlines=[{"x": ty / 60, "label": _("Young {t} min").format(t=f"{ty / 60:.1f}"), "color": plotting.color(1)},
+                {"x": td / 60, "label": _("Daly {t} min").format(t=f"{td / 60:.1f}"), "color": plotting.color(2)}],
         xlog=True, ylim=(0, 1), yformat="percent", xlabel="checkpoint interval τ (minutes, log scale)",
         ylabel="goodput (share of wall-clock time)", height=300, alt=alt)
     text = (f"Young {ty / 60:.1f} min, Daly {td / 60:.1f} min, goodput at Daly's interval "
@@ -146,11 +154,12 @@ def timeline_figure(interval, checkpoint_seconds, restart_seconds, mtbf, work, s
     lines = [{"x": wall, "y": prog, "label": "work done (including work not yet saved)"},
              {"x": [0.0, hours], "y": [0.0, hours], "label": "no failures, no checkpoints", "color": "#777",
               "dash": True},
-             {"x": [], "y": [], "label": f"a failure ({len(fails)} in this run)", "color": fc, "dash": True}]
-    alt = (f"Saw-tooth line of training progress against wall-clock hours for one simulated run: {hours:g} hours of "
-           f"work take {wall[-1]:.1f} wall-clock hours, below the diagonal of a run without failures or "
-           f"checkpoints. {len(fails)} failures, at hours " + ", ".join(f"{x:.1f}" for x in fails)
-           + ", each dropping progress back to the last checkpoint and followed by a restart.")
+             {"x": [], "y": [], "label": _("a failure ({n} in this run)").format(n=len(fails)), "color": fc,
+              "dash": True}]
+    alt = _("Saw-tooth line of training progress against wall-clock hours for one simulated run: {work} hours of work "
+            "take {wall} wall-clock hours, below the diagonal of a run without failures or checkpoints. {n} failures, "
+            "at hours {at}, each dropping progress back to the last checkpoint and followed by a restart.").format(
+        work=f"{hours:g}", wall=f"{wall[-1]:.1f}", n=len(fails), at=_(", ").join(f"{x:.1f}" for x in fails))
     html = plotting.svg_chart(lines=lines, vlines=[{"x": x, "color": fc} for x in fails], xlim=(0.0, wall[-1]),
                               ylim=(0.0, hours), xlabel="wall-clock time (hours)",
                               ylabel="training progress (hours of work)", height=300, alt=alt)
@@ -190,18 +199,23 @@ def resume_view(params, optimizer, rng, loader) -> str:
                {"x": xs, "y": smooth(run.losses), "label": "stopped at step 50, resumed", "dash": True}],
         vlines=[{"x": _RESUME_STOP, "label": "restart"}], ylog=True, xlabel="training step",
         ylabel="mini-batch loss (5-step mean, log scale)", height=250,
-        alt=f"Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing "
-            f"{', '.join(missing) or 'nothing'}; the curves {'coincide' if same else 'separate after the restart'}.")
+        alt=(_("Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing {parts}; the "
+               "curves coincide.") if same else
+             _("Loss curves of an uninterrupted run and a run resumed at step 50 from a checkpoint missing {parts}; the "
+               "curves separate after the restart.")).format(parts=_(", ").join(missing) or _("nothing")))
     names = {"params": "parameters", "optimizer": "optimizer state", "rng": "RNG state",
              "loader": "data-loader position"}
     if same:
-        verdict = _layout.verdict(f"All {run.params.size:,} final weights equal the uninterrupted run's, bit for "
-                                  f"bit. Checkpoint size: {run.checkpoint_bytes:,} bytes.", True, "Bit-identical.")
+        verdict = _layout.verdict(_("All {n} final weights equal the uninterrupted run's, bit for bit. Checkpoint "
+                                    "size: {size} bytes.").format(n=f"{run.params.size:,}",
+                                                                  size=f"{run.checkpoint_bytes:,}"),
+                                  True, "Bit-identical.")
     else:
         verdict = _layout.verdict(
-            f"Missing: {', '.join(names.get(p, p) for p in missing)}. Largest final-weight difference {dmax:.3g}; "
-            f"final loss {run.losses[-1]:.4f} against {ref.losses[-1]:.4f} uninterrupted. Checkpoint size: "
-            f"{run.checkpoint_bytes:,} bytes.", False, "Diverged.")
+            _("Missing: {parts}. Largest final-weight difference {d}; final loss {loss} against {ref} uninterrupted. "
+              "Checkpoint size: {size} bytes.").format(
+                parts=_(", ").join(_(names.get(p, p)) for p in missing), d=f"{dmax:.3g}", loss=f"{run.losses[-1]:.4f}",
+                ref=f"{ref.losses[-1]:.4f}", size=f"{run.checkpoint_bytes:,}"), False, "Diverged.")
     return verdict + chart
 
 
@@ -234,21 +248,22 @@ def goodput_view(n_gpus, gpu_mtbf_years, checkpoint_seconds) -> str:
     chart = plotting.svg_chart(
         lines=[{"x": (taus / 60).tolist(), "y": np.maximum(checkpoint.goodput(taus, c, r, m), 0.0).tolist(),
                 "label": "goodput"}],
-        points=[{"x": td / 60, "y": g, "label": f"Daly {td / 60:.1f} min", "color": plotting.color(1)}],
+        points=[{"x": td / 60, "y": g, "label": _("Daly {t} min").format(t=f"{td / 60:.1f}"),
+                 "color": plotting.color(1)}],
         vlines=[{"x": ty / 60, "label": "Young"}], xlog=True, ylim=(0, 1), xlabel="checkpoint interval (minutes)",
         ylabel="goodput (share of wall-clock time)", yformat="percent", legend="none", height=260,
-        alt=f"Goodput against checkpoint interval for {n_gpus} GPUs; the best interval is about {td / 60:.0f} minutes "
-            f"with goodput {fmt_percent(g, decimals=1)}.")
+        alt=_("Goodput against checkpoint interval for {n} GPUs; the best interval is about {t} minutes with goodput "
+              "{g}.").format(n=n_gpus, t=f"{td / 60:.0f}", g=fmt_percent(g, decimals=1)))
     lost = checkpoint.lost_seconds_per_week(g) / HOUR
     cards = _layout.headline([
-        ("goodput at Daly's interval", str(fmt_percent(g, 3)), f"{lost:.1f} h lost per week"),
-        ("checkpoint every", str(fmt_duration(td)), f"Daly; Young √(2CM): {fmt_duration(ty)}"),
-        ("cluster MTBF", str(fmt_duration(m)), f"{7 * DAY / m:.1f} interruptions per week"),
+        ("goodput at Daly's interval", str(fmt_percent(g, 3)), _("{h} h lost per week").format(h=f"{lost:.1f}")),
+        ("checkpoint every", str(fmt_duration(td)), _("Daly; Young √(2CM): {t}").format(t=fmt_duration(ty))),
+        ("cluster MTBF", str(fmt_duration(m)), _("{n} interruptions per week").format(n=f"{7 * DAY / m:.1f}")),
         ("GPU-hours lost per week", f"{round(lost * n_gpus, -2 if lost * n_gpus < 1e5 else -3):,.0f}",
-         f"on {n_gpus:,} GPUs")])
-    return cards + chart + _layout.para(f"Restart (detection, relaunch, reload) fixed at "
-                                        f"{fmt_duration(_GOODPUT_RESTART)}; checkpoint write {fmt_duration(c)}.",
-                                        small=True)
+         _("on {n} GPUs").format(n=f"{n_gpus:,}"))])
+    return cards + chart + _layout.para(_("Restart (detection, relaunch, reload) fixed at {restart}; checkpoint "
+                                          "write {write}.").format(restart=fmt_duration(_GOODPUT_RESTART),
+                                                                   write=fmt_duration(c)), small=True)
 
 
 @widgets.explorer
