@@ -222,8 +222,8 @@ def needs_translation(text) -> bool:
     (True, False, True)
     >>> needs_translation("LLaMA-7B, LLaMA-13B and LLaMA-65B")      # published runs' names
     False
-    >>> needs_translation("{label} {value}"), needs_translation("N = M/d = 1,536")
-    (False, False)
+    >>> needs_translation("{label} {value}"), needs_translation("N = M/d = 1,536"), needs_translation("175B-base")
+    (False, False, False)
     """
     s = str(text)
     if not s.strip() or _CJK.search(s):
@@ -231,7 +231,9 @@ def needs_translation(text) -> bool:
     if _is_record(s):
         return False
     s = _PLACEHOLDER.sub(" ", s)                        # a template's {fields} are not words
-    for word in re.findall(r"[A-Za-z][A-Za-z0-9'’]*(?:[-/.][A-Za-z0-9]+)*", s):
+    for word in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’]*(?:[-/.][A-Za-z0-9]+)*", s):
+        if not re.search(r"[A-Za-z]", word):
+            continue                                     # a number
         if all(len(part) == 1 for part in re.split(r"[-/.]", word) if part):
             continue                                     # symbols: M/d, s/h, x-y
         if word in _INVARIANT or word.rstrip(".") in _INVARIANT or _is_name(word):
