@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import _check, _data, hardware, links, units
+from .._i18n import gettext as _
 
 __all__ = ["BITS", "tpp_from", "tpp", "tpp_precision", "performance_density_from", "performance_density", "Rule",
            "rules", "rule", "thresholds", "timeline", "ChipIO", "chip_io", "Classification", "classify_numbers",
@@ -226,13 +227,14 @@ def _fmt(metric, v):
 def _cond(metric, lo, hi, values):
     """(status, words) for one condition; status None when the value is missing."""
     v = values.get(metric)
-    label = _LABELS[metric]
+    label = _(_LABELS[metric])                 # the reason's words in the reader's language (chipchain._i18n)
     if v is None:
-        return None, f"{label} unknown (the catalog lacks the {_MISSING[metric]})"
+        return None, _("{label} unknown (the catalog lacks the {what})").format(label=label, what=_(_MISSING[metric]))
     lo_ok = lo is None or v >= lo
     hi_ok = hi is None or v < hi
     if metric == "io_GBps" and not values["io_complete"] and not (lo_ok and hi is None):   # a lower bound only
-        return None, f"{label} of at least {_fmt(metric, v)} counted; the rest of its I/O is not in our sources"
+        return None, _("{label} of at least {value} counted; the rest of its I/O is not in our sources").format(
+            label=label, value=_fmt(metric, v))
     if not lo_ok:
         return False, f"{label} {_fmt(metric, v)} < {lo:,g}"
     if not hi_ok:
@@ -250,7 +252,7 @@ def _branch(branch, values):
     unknown = [w for s, w in results if s is None]
     if unknown:
         return None, unknown[0]
-    return True, " and ".join(w for _, w in results)
+    return True, _(" and ").join(w for _s, w in results)
 
 
 def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_id="2023-10",
@@ -286,13 +288,16 @@ def classify_numbers(tpp, pd=None, io_bandwidth=None, market="datacenter", rule_
             ex = r.exemption
             if ex and m != ex["market_not"] and t < ex["max"]:
                 return Classification(r.id, "not controlled (note)", False,
-                                      f"by the numbers {name} ({hits[0]}), but {ex['text']}", t, p, io)
-            return Classification(r.id, name, True, f"caught by {name}: {hits[0]}", t, p, io)
+                                      _("by the numbers {name} ({hit}), but {text}").format(
+                                          name=name, hit=hits[0], text=_(ex["text"])), t, p, io)
+            return Classification(r.id, name, True, _("caught by {name}: {hit}").format(name=name, hit=hits[0]),
+                                  t, p, io)
         unknown += [w for s, w in outcomes if s is None]
         missed += [w for s, w in outcomes if s is False]
     if unknown:
-        return Classification(r.id, "undetermined", None, f"cannot decide: {unknown[0]}", t, p, io)
-    return Classification(r.id, "not controlled", False, "passes: " + "; ".join(dict.fromkeys(missed)), t, p, io)
+        return Classification(r.id, "undetermined", None, _("cannot decide: {why}").format(why=unknown[0]), t, p, io)
+    return Classification(r.id, "not controlled", False,
+                          _("passes: {conditions}").format(conditions=_("; ").join(dict.fromkeys(missed))), t, p, io)
 
 
 def classify(accelerator, rule_id="2023-10") -> Classification:
@@ -310,8 +315,8 @@ def classify(accelerator, rule_id="2023-10") -> Classification:
     acc = hardware.get(accelerator)
     if not acc.precisions():
         r = rule(rule_id)
-        return Classification(r.id, "undetermined", None, f"cannot decide: the catalog has no peak throughput for "
-                              f"{acc.name}, so no TPP", None, None, None)
+        return Classification(r.id, "undetermined", None, _("cannot decide: the catalog has no peak throughput for "
+                                                            "{name}, so no TPP").format(name=acc.name), None, None, None)
     t = tpp(acc)
     pd = None if _data.is_missing(acc.die_area_mm2) else performance_density_from(t, acc.die_area_mm2)
     io = chip_io(acc)

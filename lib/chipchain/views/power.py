@@ -144,12 +144,12 @@ def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, r
                       for r in rents]
 
     cost, even = curve(purchase)
-    alone = f"own the GPU alone ({units.fmt_dollars(purchase)})" if loaded_price is not None else \
-        "own: cost per used GPU-hour"
+    alone = _("own the GPU alone ({price})").format(price=units.fmt_dollars(purchase)) if loaded_price is not None \
+        else "own: cost per used GPU-hour"
     lines = [{"x": xs, "y": cost, "label": alone, "color": plotting.color(0)}]
     points = []
     for i, r in enumerate(rents):
-        lines.append({"x": [0.1, 1.0], "y": [r, r], "label": f"rent ${r:.2f}/h", "color": plotting.color(i + 1),
+        lines.append({"x": [0.1, 1.0], "y": [r, r], "label": _("rent ${rent}/h").format(rent=f"{r:.2f}"), "color": plotting.color(i + 1),
                       "dash": True})
     for i, (r, u) in enumerate(even):
         if u <= 1:
@@ -157,29 +157,31 @@ def buy_vs_rent_figure(purchase_price=None, gpu_power="H100", host_share=None, r
     data = {"utilisation": [float(u) for u in us], "cost": cost, "break_even": even}
 
     def said(pairs):
-        return "; ".join(f"${r:.2f}/h breaks even at {fmt_percent(u, decimals=0)} utilisation" if u <= 1 else
-                         f"${r:.2f}/h is cheaper than owning even at full use" for r, u in pairs)
+        return _("; ").join(_("${rent}/h breaks even at {share} utilisation").format(
+            rent=f"{r:.2f}", share=fmt_percent(u, decimals=0)) if u <= 1 else
+            _("${rent}/h is cheaper than owning even at full use").format(rent=f"{r:.2f}") for r, u in pairs)
 
     text = f"Owning: ${cost[-1]:.2f} per used hour at full use; " + said(even)
-    alt = (f"Falling curve of owning an H100's cost per used GPU-hour against utilisation: ${cost[0]:.2f} at 10 %, "
-           f"${cost[-1]:.2f} at 100 %, with dashed rent lines; " + said(even))
+    alt = _("Falling curve of owning an H100's cost per used GPU-hour against utilisation: ${lo} at 10 %, ${hi} at "
+            "100 %, with dashed rent lines; {said}").format(lo=f"{cost[0]:.2f}", hi=f"{cost[-1]:.2f}", said=said(even))
     if loaded_price is not None:
         loaded = _check.positive("loaded_price", loaded_price)
         cost_l, even_l = curve(loaded)
         c = plotting.color(7)
-        lines.insert(1, {"x": xs, "y": cost_l, "label": f"own, fully loaded ({units.fmt_dollars(round(loaded, -2))}: "
-                                                        "server share and network)", "color": c})
+        lines.insert(1, {"x": xs, "y": cost_l, "label": _("own, fully loaded ({price}: server share and network)").format(
+            price=units.fmt_dollars(round(loaded, -2))), "color": c})
         for r, u in even_l:
             if u <= 1:
                 points.append({"x": u, "y": r, "label": str(fmt_percent(u, decimals=0)), "color": c})
         never = [r for r, u in even_l if u > 1]
         if never:                    # past 100 %: said where the loaded curve ends, above the rent it never meets
             points.append({"x": 1.0, "y": cost_l[-1], "color": c,
-                           "label": f"loaded: never beats ${', $'.join(f'{r:.0f}' for r in never)}/h"})
+                           "label": _("loaded: never beats ${rents}/h").format(
+                               rents=", $".join(f"{r:.0f}" for r in never))})
         data.update({"cost_loaded": cost_l, "break_even_loaded": even_l, "loaded_price": loaded})
         text += f". Fully loaded ({units.fmt_dollars(round(loaded, -2))}): ${cost_l[-1]:.2f} at full use; " + said(even_l)
-        alt += (f". The fully loaded price's curve lies above it, ${cost_l[0]:.2f} at 10 % and ${cost_l[-1]:.2f} at "
-                f"100 %: " + said(even_l))
+        alt += _(". The fully loaded price's curve lies above it, ${lo} at 10 % and ${hi} at 100 %: {said}").format(
+            lo=f"{cost_l[0]:.2f}", hi=f"{cost_l[-1]:.2f}", said=said(even_l))
     ymax = max(8.0, max(rents) * 1.3)
     html = plotting.svg_chart(lines=lines, points=points, xlim=(0.1, 1.0), ylim=(0, ymax), xformat="percent",
                               xlabel="utilisation of an owned GPU (share of the year's hours)",
@@ -216,10 +218,10 @@ def buy_vs_rent_explorer():
                                         depreciation_seconds=years * units.YEAR)
         owned = economics.cost_per_used_hour(base)
         u_star = economics.break_even_utilisation(base.fixed, base.variable_per_used_hour, rent)
-        vlines = [{"x": u_star, "label": f"break-even {units.fmt_percent(u_star)}", "color": "#000"}] \
+        vlines = [{"x": u_star, "label": _("break-even {share}").format(share=units.fmt_percent(u_star)), "color": "#000"}] \
             if u_star <= 1 else []
         lines = [{"x": list(us), "y": list(owned), "label": "own: cost per used GPU-hour", "color": plotting.color(0)},
-                 {"x": [us[0], us[-1]], "y": [rent, rent], "label": f"rent ${rent:g}/h", "dash": True,
+                 {"x": [us[0], us[-1]], "y": [rent, rent], "label": _("rent ${rent}/h").format(rent=f"{rent:g}"), "dash": True,
                   "color": plotting.color(1)}]
         if not np.allclose(owned, chapter):
             lines.append({"x": list(us), "y": list(chapter), "label": "own, the chapter's loaded price",
@@ -228,20 +230,23 @@ def buy_vs_rent_explorer():
             lines=lines, vlines=vlines, xlim=(0.1, 1.0), ylim=(0, max(8.0, rent * 1.2)),
             xlabel="utilisation of the owned GPU (share of the year's hours)", ylabel="$ per used GPU-hour",
             xformat="percent", height=260,
-            alt=f"Owning costs ${owned[-1]:.2f} per used hour at full use and more at lower use; renting "
-                f"costs ${rent:.2f}. " + (f"Break-even utilisation {units.fmt_percent(u_star)}." if u_star <= 1 else
-                                          f"Owning never breaks even (it would need {units.fmt_percent(u_star)})."))
-        verdict = (_layout.verdict(f"Owning is cheaper above {units.fmt_percent(u_star)} utilisation.", None)
-                   if u_star <= 1 else
-                   _layout.verdict(f"Renting at ${rent:g}/h is cheaper even at 100 % use (break-even would need "
-                                   f"{units.fmt_percent(u_star)}).", None))
+            alt=_("Owning costs ${own} per used hour at full use and more at lower use; renting costs ${rent}. ").format(
+                own=f"{owned[-1]:.2f}", rent=f"{rent:.2f}")
+            + (_("Break-even utilisation {share}.") if u_star <= 1 else
+               _("Owning never breaks even (it would need {share}).")).format(share=units.fmt_percent(u_star)))
+        verdict = (_layout.verdict(_("Owning is cheaper above {share} utilisation.").format(
+            share=units.fmt_percent(u_star)), None) if u_star <= 1 else
+                   _layout.verdict(_("Renting at ${rent}/h is cheaper even at 100 % use (break-even would need "
+                                     "{share}).").format(rent=f"{rent:g}", share=units.fmt_percent(u_star)), None))
         fixed = plotting.svg_bars(
             [("depreciation", base.depreciation), ("operations", base.operations), ("facility", base.facility),
              ("energy and cooling at full use", base.variable_per_used_hour * 8760)],
             unit_format=lambda v: str(units.fmt_dollars(v)), xlabel="cost of a year of ownership ($)",   # as the table
-            alt=f"A year of ownership at full use: depreciation {units.fmt_dollars(base.depreciation)}, operations "
-                f"{units.fmt_dollars(base.operations)}, facility {units.fmt_dollars(base.facility)}, energy and "
-                f"cooling {units.fmt_dollars(base.variable_per_used_hour * 8760)}")
+            alt=_("A year of ownership at full use: depreciation {dep}, operations {ops}, facility {fac}, energy and "
+                  "cooling {energy}").format(dep=units.fmt_dollars(base.depreciation),
+                                             ops=units.fmt_dollars(base.operations),
+                                             fac=units.fmt_dollars(base.facility),
+                                             energy=units.fmt_dollars(base.variable_per_used_hour * 8760)))
         return verdict + chart + fixed
 
     return widgets.explore(render, [
