@@ -57,7 +57,7 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
     ...             recompute="selective"), "175B", "A100", n_gpus=1024)
     >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3), round(a.step_seconds, 1)
-    (17.8, True, 0.078, 16.5)
+    (17.8, True, 0.078, 17.8)
     """
     if not isinstance(plan, parallel.Plan):
         raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
@@ -65,14 +65,9 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     c = systems.cluster(cluster, plan.n_gpus if n_gpus is None else n_gpus)
     warnings = parallel.validate(plan, m, c)
     fw = frameworks.get(framework)
-    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
-                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                      recompute_modules=plan.recompute_modules, offload_layers=plan.offload_layers,
-                      fp8=dtype.startswith("fp8"),
-                      microbatches=plan.microbatches, virtual_stages=plan.virtual_stages, cp=plan.cp, ep=plan.ep,
-                      flash=fw.attention == "flash")
     step = predictor.predict_plan(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
                              efficiency=efficiency, check_memory=False)
+    L = step.ledger                                  # the step's own ledger: one memory count per plan
     return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c, fw.rank_order), step.comm,
                     parallel.bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages),
                     parallel.idle_share(plan.pp, plan.microbatches, plan.virtual_stages), step, warnings)

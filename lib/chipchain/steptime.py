@@ -111,6 +111,7 @@ class StepTime:
     plan: parallel.Plan
     memory_bytes: float
     fits: bool
+    ledger: object = None       #: the plan's chipchain.memory.Ledger (``memory_bytes`` is its total)
 
     @property
     def exposed_comm(self) -> float:
@@ -213,19 +214,15 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
             e = max(e, t / max(per_gpu[busiest], 1) * (0 if plan.zero == 3 else 1))
         exposed[k] = e
 
-    def ledger(offload):
-        return memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp,
-                             zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                             microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
-                             flash=fw.attention == "flash", fp8=dtype.startswith("fp8"), offload_layers=offload,
-                             recompute_modules=plan.recompute_modules)
-    L = ledger(plan.offload_layers)
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
+                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
+                      flash=fw.attention == "flash", fp8=dtype.startswith("fp8"), offload_layers=plan.offload_layers,
+                      recompute_modules=plan.recompute_modules)
     if plan.offload_layers:
         # activations offloaded to host memory go out during the forward pass and come back for the backward pass,
         # over the GPU's host link, behind the computation of the same phase (Megatron's offloading overlaps them)
-        inflight = min(plan.pp, plan.microbatches) * (1.0 + (plan.pp - 1) / (plan.pp * v) if v > 1 else 1.0)
-        per_mb = (ledger(0).components["activations"] - L.components["activations"]) / inflight
-        t_way = per_mb * plan.microbatches / c.node.host.bandwidth_per_direction
+        t_way = L.offloaded_per_microbatch * plan.microbatches / c.node.host.bandwidth_per_direction
         exposed["HOST"] = max(0.0, t_way - work / 3) + max(0.0, t_way - 2 * work / 3)
     bw = hardware.get(c.accelerator).require("memory_bandwidth")
     optimizer = 2.0 * L.states / bw                  # read and write the states once
@@ -239,7 +236,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     if not math.isfinite(secs) or secs <= 0:
         raise ValueError(f"no finite step time for {plan} on {c.accelerator.name}")
     return StepTime(secs, compute, recompute, bubble, exposed, optimizer, rows, six_n / (secs * n * peak),
-                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits)
+                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits, L)
 
 
 @dataclass(frozen=True)
