@@ -1,11 +1,12 @@
 """The book's step-time predictor: the one step model (:func:`chipchain.steptime.step_time`) at the matmul efficiency
 η fitted on published runs, and how well it predicts runs it was never fitted on.
 
-η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`), w = hidden / tp the per-GPU GEMM width; log η∞ is the sum of three
-effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
+η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`), w = hidden / tp the per-GPU GEMM width (a mixture of experts' routed
+experts run at their own width, :func:`expert_width`, usually far narrower); log η∞ is the sum of effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
 ``data/published_runs.csv``: the accelerator's **generation** (same vendor and dense 16-bit peak), the **number
-format** (FP8 against its own peak, BF16 the reference) and the **framework** (kernels and schedule of
-:mod:`chipchain.frameworks`; overlap is modelled, not fitted). Scoring is **leave-one-family-out**
+format** (FP8 against its own peak, BF16 the reference), the **framework** (kernels and schedule of
+:mod:`chipchain.frameworks`; overlap is modelled, not fitted) and the model's **kind** (dense, or a mixture of
+experts). Scoring is **leave-one-family-out**
 (:func:`step_errors`): every row of a paper or benchmark table is predicted by a fit without any row of that
 family, and each prediction carries an interval from those residuals (:func:`interval`)::
 
@@ -22,7 +23,7 @@ from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["GEMM_HALF_WIDTH", "generation", "matmul_efficiency", "predict_plan", "predict_step", "StepError",
+__all__ = ["GEMM_HALF_WIDTH", "generation", "expert_width", "matmul_efficiency", "predict_plan", "predict_step", "StepError",
            "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
 #: GEMM width (hidden / tp) at which the achievable efficiency is half its large-matrix value (tile and wave
@@ -85,10 +86,33 @@ def _cluster(run):
     return systems.cluster(run.system or run.accelerator, run.n_gpus)
 
 
+def expert_width(model):
+    """The routed experts' GEMM width: the intermediate width f_e the expert parameters imply,
+    N_experts / (moe layers · E · matrices · h); None for a dense model. DeepSeek-V3's experts are 2,048 wide
+    (DeepSeek-AI 2024, §4.2), against a hidden width of 7,168:
+
+    >>> round(expert_width("DeepSeek-V3")), expert_width("70B")
+    (2050, None)
+    """
+    m = models.get(model)
+    if not m.is_moe:
+        return None
+    return m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden)
+
+
+def _width_share(width):
+    return width / (width + GEMM_HALF_WIDTH)
+
+
 def _run_step(run, eta):
-    return steptime.step_time(_plan(run), _model(run), _cluster(run), efficiency=eta,
+    """The step at large-matrix efficiency ``eta`` × the width factor of each GEMM family (dense at hidden / tp,
+    routed experts at their own width)."""
+    m, p = _model(run), _plan(run)
+    fe = expert_width(m)
+    return steptime.step_time(p, m, _cluster(run), efficiency=min(eta * _width_share(m.hidden / p.tp), 1.0),
                               dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"],
-                              ep_overlap=run.plan["ep_overlap"])
+                              ep_overlap=run.plan["ep_overlap"],
+                              expert_efficiency=None if fe is None else min(eta * _width_share(fe), 1.0))
 
 
 @lru_cache(maxsize=None)
@@ -96,14 +120,13 @@ def _row_eta_inf(name: str):
     """η∞ that makes the step model reproduce one row's measured time (bisection; time falls as η rises), or None
     when even η = 1 is slower than measured: the row's traffic is outside the model (:func:`outside_rows`)."""
     r = published_runs.get(name)
-    lo, hi = 0.02, 1.0
+    lo, hi = 0.02, 1.0 / _width_share(r.model.hidden / r.plan["tp"])     # up to a dense η of 1
     if _run_step(r, hi).seconds > r.step_seconds:
         return None
     for _ in range(50):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _run_step(r, mid).seconds > r.step_seconds else (lo, mid)
-    w = r.model.hidden / r.plan["tp"]
-    return (lo + hi) / 2 * (w + GEMM_HALF_WIDTH) / w
+    return (lo + hi) / 2
 
 
 def _steps(exclude_families=(), fittable=False) -> list:
@@ -192,11 +215,16 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
     ``efficiency`` is given; with ``check_memory`` a plan whose memory ledger does not fit raises ``ValueError``."""
     m = models.get(model)
     c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
-    eta = (matmul_efficiency(c.accelerator, m.hidden / plan.tp, dtype=dtype, framework=framework, moe=m.is_moe,
-                             exclude_families=exclude_families)
-           if efficiency is None else _check.fraction("efficiency", efficiency))
+    fe = expert_width(m)
+    if efficiency is None:
+        kw = dict(dtype=dtype, framework=framework, moe=m.is_moe, exclude_families=exclude_families)
+        eta = matmul_efficiency(c.accelerator, m.hidden / plan.tp, **kw)
+        eta_e = None if fe is None else matmul_efficiency(c.accelerator, fe, **kw)
+    else:
+        eta, eta_e = _check.fraction("efficiency", efficiency), None
     s = steptime.step_time(plan, m, c, efficiency=eta, dtype=dtype, recipe=recipe, framework=framework,
-                           schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap)
+                           schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap,
+                           expert_efficiency=eta_e)
     if _check.flag("check_memory", check_memory) and not s.fits:
         raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on "
                          f"{c.accelerator.name}")

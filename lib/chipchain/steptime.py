@@ -125,7 +125,7 @@ def _kind(row_kind: str) -> str:
 
 def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
               framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0,
-              ep_overlap=None) -> StepTime:
+              ep_overlap=None, expert_efficiency=None) -> StepTime:
     """Seconds per training step of ``plan`` (a :class:`chipchain.parallel.Plan`) for ``model`` on ``cluster`` (a
     node or accelerator name or a :class:`~chipchain.systems.Cluster` of the plan's GPU count), the module's model.
 
@@ -135,7 +135,8 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     or "DualPipe" (F : B : W = 1 : 2 : 1, F&B = F + B); ``expert_imbalance`` the busiest expert rank's load over the
     mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``; ``ep_overlap`` True or False
     overrides the framework's expert all-to-all overlap (a recipe flag such as Megatron's
-    --overlap-moe-expert-parallel-comm).
+    --overlap-moe-expert-parallel-comm); ``expert_efficiency`` the η of a mixture of experts' routed-expert GEMMs,
+    which are narrower than the dense ones (default ``efficiency``).
 
     DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3):
 
@@ -164,9 +165,10 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
 
     # compute on the busiest GPU: its stage's layers (and the output layer if it is last), its share of the tokens
     layers_mm, head, attn = _parts(m, fw.causal_share)
-    if m.is_moe and imb != 1:                   # the busiest expert rank waits for its extra tokens
-        experts_active = m.expert_params * m.experts_active / m.experts
-        layers_mm += 2.0 * experts_active * (imb - 1)
+    eta_e = eta if expert_efficiency is None else _check.fraction("expert_efficiency", expert_efficiency)
+    # the routed experts' forward FLOPs per token, the busiest expert rank waiting for its extra tokens
+    experts_mm = 2.0 * m.expert_params * m.experts_active / m.experts * imb if m.is_moe else 0.0
+    layers_mm += experts_mm * (imb - 1) / imb
     split = parallel.stage_layers(m.layers, plan.pp * plan.virtual_stages)
     v = plan.virtual_stages
     per_gpu = [sum(split[i::plan.pp]) for i in range(plan.pp)]
@@ -181,8 +183,14 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     slow = rate / (peak / hardware.get(c.accelerator).peak_flops("bf16")) if dtype.startswith("fp8") else rate
     attn_extra = attn if plan.recompute == "full" or "core_attn" in activations.recompute_modules(
         plan.recompute, plan.recompute_modules) else 0.0
-    compute = tokens_gpu * ((loads[busiest] - share[busiest] * 3 * attn) / rate + share[busiest] * 3 * attn / slow)
-    recompute = tokens_gpu * share[busiest] * ((extra - attn_extra) / rate + attn_extra / slow)
+    mods = activations.recompute_modules(plan.recompute, plan.recompute_modules)
+    experts_extra = experts_mm if plan.recompute == "full" else experts_mm / imb if "moe" in mods else 0.0
+    rate_e = peak * eta_e * plan.tp
+    sb = share[busiest]
+    compute = tokens_gpu * ((loads[busiest] - sb * 3 * (attn + experts_mm)) / rate + sb * 3 * attn / slow
+                            + sb * 3 * experts_mm / rate_e)
+    recompute = tokens_gpu * sb * ((extra - attn_extra - experts_extra) / rate + attn_extra / slow
+                                   + experts_extra / rate_e)
     work = compute + recompute
     if sched == "DualPipe":
         if plan.pp % 2:
