@@ -398,3 +398,46 @@ def test_chapter13_ledger_prints_the_wall_clock_interruptions():
     assert rows, "the ledger's interruptions row is not in chapter 13's stored outputs"
     for row in rows:
         assert re.search(rf"\|\s*{round(f.wall_seconds / f.mtbf)}\s*\|", row), row
+
+
+# --- the run tables' displayed text: × for "times", thousands separators (reader finding R#16) --------------------
+_DISPLAYED = {"published_runs.csv": ("run", "reported", "mfu_note", "caveat"),
+              "run_conflicts.csv": ("what", "source_a", "source_b", "explanation")}
+_TIMES_X = re.compile(r"\d x \d|(?<=\S) x (?=\S)")
+_BARE = re.compile(r"(?<![\w.,:-])(\d{4,})(?!\.?\d)(?![A-Za-z])")     # not in an id, a decimal or a name (A100)
+_COUNTED = re.compile(r"\s+(GPUs?|tokens|nodes|chips|days|d\b|h\b|hours|GPU-hours|sequences|H100|A100|V100|TPU)")
+
+
+def _bare_counts(text: str) -> list:
+    """4+-digit numbers written without thousands separators; a 4-digit 1990–2030 is a year unless it counts
+    something ("2048 GPUs", "= 1956", "on 2048")."""
+    out = []
+    for m in _BARE.finditer(text):
+        v = m.group(1)
+        year = (len(v) == 4 and 1990 <= int(v) <= 2030 and not _COUNTED.match(text[m.end():])
+                and not re.search(r"(=|on|at|of|×)\s*$", text[:m.start()]))
+        if not year:
+            out.append(v)
+    return out
+
+
+def _displayed_cells():
+    for name, cols in _DISPLAYED.items():
+        with (DATA / name).open(encoding="utf-8") as fh:
+            for i, row in enumerate(csv.DictReader(fh), start=2):
+                for col in cols:
+                    yield f"{name}:{i}:{col}", row[col] or ""
+
+
+def test_the_checker_tells_counts_from_years_and_names():
+    assert _bare_counts("about 21 days on 2048 GPUs; 1082990 GPU-hours") == ["2048", "1082990"]
+    assert _bare_counts("Smith et al. 2022; A100 and H100; 2,048 GPUs; arXiv:2302.13971; mtnlg-2240") == []
+    assert _TIMES_X.search("992 GPUs x 34 days") and not _TIMES_X.search("Mixtral-8x7B; 992 × 34")
+
+
+def test_run_tables_write_numbers_as_the_book_does():
+    """Run names, what the sources report, notes and caveats reach the reader (chapter 14's tables): "×" for
+    "times", 4+-digit counts with thousands separators, no stutter ("step = step =")."""
+    bad = [(where, text) for where, text in _displayed_cells()
+           if _TIMES_X.search(text) or _bare_counts(text) or "step = step =" in text]
+    assert not bad, "\n".join(f"{w}: {t[:120]}" for w, t in bad[:10])

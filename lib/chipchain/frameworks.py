@@ -39,7 +39,7 @@ class Framework(_data.Record):
     dp_overlap: float
     attention: str
     rank_order: str             #: how it numbers ranks (:data:`chipchain.parallel.RANK_ORDERS`)
-    base: str                   #: the framework it grew from ("" for none): its fitted efficiency stands in
+    base: str                   #: the framework whose kernels it grew from ("" for none): its fitted efficiency stands in
     bibkey: str
     checked: str
     source: str

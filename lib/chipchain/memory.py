@@ -255,9 +255,12 @@ class Fit:
 
 @dataclass(frozen=True)
 class Ledger:
-    """Memory per GPU by component (bytes), for one model, plan and recipe."""
+    """Memory per GPU by component (bytes), for one model, plan and recipe; ``offloaded_per_microbatch`` the bytes
+    one micro-batch's offloaded layers send to host memory (and fetch back for the backward pass), 0 without
+    offloading."""
 
     components: dict
+    offloaded_per_microbatch: float = 0.0
 
     @property
     def total(self) -> float:
@@ -372,7 +375,11 @@ def ledger(model, recipe="mixed-adam", *, microbatch=1, seq=None, tp=1, pp=1, dp
     if m.is_moe:                # the expert layers keep k dispatched copies and their experts' intermediates
         acts = (acts * m.dense_layers + stage(**_expert_shape(m)) * m.moe_layers) / m.layers
     comps["activations"] = acts * r.activation_element / 2
-    return Ledger(comps)
+    k = _check.integer("offload_layers", offload_layers, minimum=0)
+    offloaded = k * layer_activation_bytes(m, seq=s // c, microbatch=microbatch, tp=t,
+                                           sequence_parallel=sequence_parallel, recompute=recompute, flash=flash,
+                                           fp8=fp8, recompute_modules=recompute_modules) if k else 0.0
+    return Ledger(comps, offloaded * r.activation_element / 2)
 
 
 def min_gpus(total_bytes, capacity, usable_fraction=1.0) -> int:

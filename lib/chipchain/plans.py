@@ -57,7 +57,7 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
     ...             recompute="selective"), "175B", "A100", n_gpus=1024)
     >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3), round(a.step_seconds, 1)
-    (17.8, True, 0.078, 16.5)
+    (17.8, True, 0.078, 17.7)
     """
     if not isinstance(plan, parallel.Plan):
         raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
@@ -65,14 +65,9 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     c = systems.cluster(cluster, plan.n_gpus if n_gpus is None else n_gpus)
     warnings = parallel.validate(plan, m, c)
     fw = frameworks.get(framework)
-    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
-                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                      recompute_modules=plan.recompute_modules, offload_layers=plan.offload_layers,
-                      fp8=dtype.startswith("fp8"),
-                      microbatches=plan.microbatches, virtual_stages=plan.virtual_stages, cp=plan.cp, ep=plan.ep,
-                      flash=fw.attention == "flash")
     step = predictor.predict_plan(plan, m, c, dtype=dtype, framework=fw.name, schedule=schedule, recipe=recipe,
                              efficiency=efficiency, check_memory=False)
+    L = step.ledger                                  # the step's own ledger: one memory count per plan
     return Analysis(plan, L, L.fits(c.accelerator, reserve), parallel.placement(plan, c, fw.rank_order), step.comm,
                     parallel.bubble_fraction(plan.pp, plan.microbatches, plan.virtual_stages),
                     parallel.idle_share(plan.pp, plan.microbatches, plan.virtual_stages), step, warnings)
@@ -202,11 +197,15 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                  for rc in activations.RECOMPUTE}
     order = []
     for tot, (tp, pp, dp, b, zero, rc, sp, ep) in best.values():
-        if tp not in eta:
-            eta[tp] = (predictor.matmul_efficiency(acc, m.hidden / tp, dtype=dtype, framework=fw.name,
-                                                   moe=m.is_moe)
-                       if efficiency is None else _check.fraction("efficiency", efficiency))
-        work = B * m.seq * per_token[rc] / (n * peak * eta[tp])
+        if tp not in eta:            # the predictor's η: dense GEMMs at their width, routed experts at theirs
+            if efficiency is None:
+                kw = dict(dtype=dtype, framework=fw.name, moe=m.is_moe)
+                fe = predictor.expert_width(m)
+                eta[tp] = (predictor.matmul_efficiency(acc, predictor.dense_width(m, tp), **kw),
+                           None if fe is None else predictor.matmul_efficiency(acc, fe, **kw))
+            else:
+                eta[tp] = (_check.fraction("efficiency", efficiency), None)
+        work = B * m.seq * per_token[rc] / (n * peak * max(e for e in eta[tp] if e is not None))
         order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp, ep)))
     order.sort(key=lambda x: (x[0], x[1]))
     priced, shapes = [], {}
@@ -219,7 +218,8 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
             break
         plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
                              sequence_parallel=sp, recompute=rc, ep=ep)
-        s = steptime.step_time(plan, m, c, efficiency=eta[tp], dtype=dtype, recipe=recipe, framework=fw.name)
+        s = steptime.step_time(plan, m, c, efficiency=eta[tp][0], expert_efficiency=eta[tp][1], dtype=dtype,
+                               recipe=recipe, framework=fw.name)
         bisect.insort(priced, (s.seconds, tot, len(priced), plan))
         shapes[(tp, pp, b)] = min(shapes.get((tp, pp, b), s.seconds), s.seconds)
     priced = [(secs, tot, plan) for secs, tot, _, plan in priced]

@@ -1,17 +1,19 @@
 """The book's step-time predictor: the one step model (:func:`chipchain.steptime.step_time`) at the matmul efficiency
 η fitted on published runs, and how well it predicts runs it was never fitted on.
 
-η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`), w = hidden / tp the per-GPU GEMM width; log η∞ is the sum of three
-effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
+η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`), w the per-GPU GEMM width — each GEMM's narrower side, FLOP-weighted over
+a layer's projections and MLP (:func:`dense_width`; a mixture of experts' routed experts run at their own width,
+:func:`expert_width`, usually far narrower); log η∞ is the sum of effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
 ``data/published_runs.csv``: the accelerator's **generation** (same vendor and dense 16-bit peak), the **number
-format** (FP8 against its own peak, BF16 the reference) and the **framework** (kernels and schedule of
-:mod:`chipchain.frameworks`; overlap is modelled, not fitted). Scoring is **leave-one-family-out**
+format** (FP8 against its own peak, BF16 the reference), the **framework** (kernels and schedule of
+:mod:`chipchain.frameworks`; overlap is modelled, not fitted) and the model's **kind** (dense, or a mixture of
+experts). Scoring is **leave-one-family-out**
 (:func:`step_errors`): every row of a paper or benchmark table is predicted by a fit without any row of that
 family, and each prediction carries an interval from those residuals (:func:`interval`)::
 
     >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64, framework="megatron-2022")
     >>> round(p.seconds, 1), round(p.mfu, 2)
-    (13.7, 0.5)
+    (13.4, 0.52)
 """
 from __future__ import annotations
 
@@ -22,11 +24,12 @@ from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["GEMM_HALF_WIDTH", "generation", "matmul_efficiency", "predict_plan", "predict_step", "StepError",
-           "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
+__all__ = ["GEMM_HALF_WIDTH", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
+           "predict_step", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
-#: GEMM width (hidden / tp) at which the achievable efficiency is half its large-matrix value (tile and wave
-#: quantisation, memory-bound epilogues); one shape constant, in-sample, chosen on the fully specified rows.
+#: GEMM width (a GEMM's narrower side on one GPU) at which the achievable efficiency is half its large-matrix value
+#: (tile and wave quantisation, memory-bound epilogues); one shape constant, in-sample, chosen on the fully specified
+#: rows (leave-one-family-out medians within a point of each other from 150 to 1,000).
 GEMM_HALF_WIDTH = 300.0
 
 
@@ -85,10 +88,57 @@ def _cluster(run):
     return systems.cluster(run.system or run.accelerator, run.n_gpus)
 
 
+def expert_width(model):
+    """The routed experts' GEMM width: the intermediate width f_e the expert parameters imply,
+    N_experts / (moe layers · E · matrices · h); None for a dense model. DeepSeek-V3's experts are 2,048 wide
+    (DeepSeek-AI 2024, §4.2), against a hidden width of 7,168:
+
+    >>> round(expert_width("DeepSeek-V3")), expert_width("70B")
+    (2050, None)
+    """
+    m = models.get(model)
+    if not m.is_moe:
+        return None
+    return m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden)
+
+
+def _width_share(width):
+    return width / (width + GEMM_HALF_WIDTH)
+
+
+def dense_width(model, tp=1):
+    """The width the dense GEMMs of one layer run at on a GPU of a ``tp``-way split, FLOP-weighted over them:
+    each GEMM's narrower side — the query, key-value and output projections (h against d_attn/t and 2·n_kv·d_h/t),
+    the MLP's (h against f/t; in a mixture of experts only the dense layers' MLP) — averaged in w / (w + w½) by its
+    FLOPs and given back as the width with that factor. Llama 2 70B at TP 8: its MLP (f = 28,672) keeps most of
+    the FLOPs wide, so the layer runs as if about 3,000 wide, not at h/t = 1,024:
+
+    >>> round(dense_width("70B", 8)), round(dense_width("70B"))
+    (3056, 7778)
+    """
+    m = models.get(model)
+    t = _check.integer("tp", tp)
+    h, d = m.hidden, m.d_attn
+    f = m.ffn or 4 * h
+    dense_share = (m.layers - m.moe_layers) / m.layers
+    gemms = [(h * d / t, min(h, d / t)), (h * 2 * m.kv_heads * m.head_dim / t, min(h, 2 * m.kv_heads * m.head_dim / t)),
+             (d / t * h, min(h, d / t)),
+             (dense_share * h * (m.mlp_matrices - 1) * f / t, min(h, (m.mlp_matrices - 1) * f / t)),
+             (dense_share * f / t * h, min(h, f / t))]
+    flops = sum(x for x, _ in gemms)
+    share = sum(x * _width_share(w) for x, w in gemms) / flops
+    return share * GEMM_HALF_WIDTH / (1 - share)
+
+
 def _run_step(run, eta):
-    return steptime.step_time(_plan(run), _model(run), _cluster(run), efficiency=eta,
+    """The step at large-matrix efficiency ``eta`` × the width factor of each GEMM family (dense at hidden / tp,
+    routed experts at their own width)."""
+    m, p = _model(run), _plan(run)
+    fe = expert_width(m)
+    return steptime.step_time(p, m, _cluster(run), efficiency=min(eta * _width_share(dense_width(m, p.tp)), 1.0),
                               dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"],
-                              ep_overlap=run.plan["ep_overlap"])
+                              ep_overlap=run.plan["ep_overlap"],
+                              expert_efficiency=None if fe is None else min(eta * _width_share(fe), 1.0))
 
 
 @lru_cache(maxsize=None)
@@ -96,14 +146,13 @@ def _row_eta_inf(name: str):
     """η∞ that makes the step model reproduce one row's measured time (bisection; time falls as η rises), or None
     when even η = 1 is slower than measured: the row's traffic is outside the model (:func:`outside_rows`)."""
     r = published_runs.get(name)
-    lo, hi = 0.02, 1.0
+    lo, hi = 0.02, 1.0 / _width_share(dense_width(r.model, r.plan["tp"]))     # up to a dense η of 1
     if _run_step(r, hi).seconds > r.step_seconds:
         return None
     for _ in range(50):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if _run_step(r, mid).seconds > r.step_seconds else (lo, mid)
-    w = r.model.hidden / r.plan["tp"]
-    return (lo + hi) / 2 * (w + GEMM_HALF_WIDTH) / w
+    return (lo + hi) / 2
 
 
 def _steps(exclude_families=(), fittable=False) -> list:
@@ -158,7 +207,7 @@ def _kind_of(model) -> str:
 def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megatron-core", moe=False,
                       exclude_families=()) -> float:
     """Achievable-matmul efficiency η of ``accelerator`` at ``dtype`` in ``framework`` for per-GPU GEMMs ``width``
-    wide (hidden / tp; None → the large-matrix η∞), fitted on the published step rows minus ``exclude_families``.
+    wide (:func:`dense_width`, :func:`expert_width`; None → the large-matrix η∞), fitted on the published step rows minus ``exclude_families``.
 
     A generation with no row left takes the median generation; a framework with no row left takes the effect of
     the nearest framework it grew from (:func:`chipchain.frameworks.lineage`), else the median; a format with no row
@@ -192,11 +241,16 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
     ``efficiency`` is given; with ``check_memory`` a plan whose memory ledger does not fit raises ``ValueError``."""
     m = models.get(model)
     c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
-    eta = (matmul_efficiency(c.accelerator, m.hidden / plan.tp, dtype=dtype, framework=framework, moe=m.is_moe,
-                             exclude_families=exclude_families)
-           if efficiency is None else _check.fraction("efficiency", efficiency))
+    fe = expert_width(m)
+    if efficiency is None:
+        kw = dict(dtype=dtype, framework=framework, moe=m.is_moe, exclude_families=exclude_families)
+        eta = matmul_efficiency(c.accelerator, dense_width(m, plan.tp), **kw)
+        eta_e = None if fe is None else matmul_efficiency(c.accelerator, fe, **kw)
+    else:
+        eta, eta_e = _check.fraction("efficiency", efficiency), None
     s = steptime.step_time(plan, m, c, efficiency=eta, dtype=dtype, recipe=recipe, framework=framework,
-                           schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap)
+                           schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap,
+                           expert_efficiency=eta_e)
     if _check.flag("check_memory", check_memory) and not s.fits:
         raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on "
                          f"{c.accelerator.name}")

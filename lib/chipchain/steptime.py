@@ -111,6 +111,7 @@ class StepTime:
     plan: parallel.Plan
     memory_bytes: float
     fits: bool
+    ledger: object = None       #: the plan's chipchain.memory.Ledger (``memory_bytes`` is its total)
 
     @property
     def exposed_comm(self) -> float:
@@ -124,7 +125,7 @@ def _kind(row_kind: str) -> str:
 
 def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
               framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0,
-              ep_overlap=None) -> StepTime:
+              ep_overlap=None, expert_efficiency=None) -> StepTime:
     """Seconds per training step of ``plan`` (a :class:`chipchain.parallel.Plan`) for ``model`` on ``cluster`` (a
     node or accelerator name or a :class:`~chipchain.systems.Cluster` of the plan's GPU count), the module's model.
 
@@ -134,7 +135,8 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     or "DualPipe" (F : B : W = 1 : 2 : 1, F&B = F + B); ``expert_imbalance`` the busiest expert rank's load over the
     mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``; ``ep_overlap`` True or False
     overrides the framework's expert all-to-all overlap (a recipe flag such as Megatron's
-    --overlap-moe-expert-parallel-comm).
+    --overlap-moe-expert-parallel-comm); ``expert_efficiency`` the η of a mixture of experts' routed-expert GEMMs,
+    which are narrower than the dense ones (default ``efficiency``).
 
     DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3):
 
@@ -163,9 +165,10 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
 
     # compute on the busiest GPU: its stage's layers (and the output layer if it is last), its share of the tokens
     layers_mm, head, attn = _parts(m, fw.causal_share)
-    if m.is_moe and imb != 1:                   # the busiest expert rank waits for its extra tokens
-        experts_active = m.expert_params * m.experts_active / m.experts
-        layers_mm += 2.0 * experts_active * (imb - 1)
+    eta_e = eta if expert_efficiency is None else _check.fraction("expert_efficiency", expert_efficiency)
+    # the routed experts' forward FLOPs per token, the busiest expert rank waiting for its extra tokens
+    experts_mm = 2.0 * m.expert_params * m.experts_active / m.experts * imb if m.is_moe else 0.0
+    layers_mm += experts_mm * (imb - 1) / imb
     split = parallel.stage_layers(m.layers, plan.pp * plan.virtual_stages)
     v = plan.virtual_stages
     per_gpu = [sum(split[i::plan.pp]) for i in range(plan.pp)]
@@ -180,8 +183,14 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     slow = rate / (peak / hardware.get(c.accelerator).peak_flops("bf16")) if dtype.startswith("fp8") else rate
     attn_extra = attn if plan.recompute == "full" or "core_attn" in activations.recompute_modules(
         plan.recompute, plan.recompute_modules) else 0.0
-    compute = tokens_gpu * ((loads[busiest] - share[busiest] * 3 * attn) / rate + share[busiest] * 3 * attn / slow)
-    recompute = tokens_gpu * share[busiest] * ((extra - attn_extra) / rate + attn_extra / slow)
+    mods = activations.recompute_modules(plan.recompute, plan.recompute_modules)
+    experts_extra = experts_mm if plan.recompute == "full" else experts_mm / imb if "moe" in mods else 0.0
+    rate_e = peak * eta_e * plan.tp
+    sb = share[busiest]
+    compute = tokens_gpu * ((loads[busiest] - sb * 3 * (attn + experts_mm)) / rate + sb * 3 * attn / slow
+                            + sb * 3 * experts_mm / rate_e)
+    recompute = tokens_gpu * sb * ((extra - attn_extra - experts_extra) / rate + attn_extra / slow
+                                   + experts_extra / rate_e)
     work = compute + recompute
     if sched == "DualPipe":
         if plan.pp % 2:
@@ -213,19 +222,15 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
             e = max(e, t / max(per_gpu[busiest], 1) * (0 if plan.zero == 3 else 1))
         exposed[k] = e
 
-    def ledger(offload):
-        return memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp,
-                             zero=plan.zero, sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
-                             microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
-                             flash=fw.attention == "flash", fp8=dtype.startswith("fp8"), offload_layers=offload,
-                             recompute_modules=plan.recompute_modules)
-    L = ledger(plan.offload_layers)
+    L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
+                      sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
+                      microbatches=plan.microbatches, virtual_stages=v, cp=plan.cp, ep=plan.ep,
+                      flash=fw.attention == "flash", fp8=dtype.startswith("fp8"), offload_layers=plan.offload_layers,
+                      recompute_modules=plan.recompute_modules)
     if plan.offload_layers:
         # activations offloaded to host memory go out during the forward pass and come back for the backward pass,
         # over the GPU's host link, behind the computation of the same phase (Megatron's offloading overlaps them)
-        inflight = min(plan.pp, plan.microbatches) * (1.0 + (plan.pp - 1) / (plan.pp * v) if v > 1 else 1.0)
-        per_mb = (ledger(0).components["activations"] - L.components["activations"]) / inflight
-        t_way = per_mb * plan.microbatches / c.node.host.bandwidth_per_direction
+        t_way = L.offloaded_per_microbatch * plan.microbatches / c.node.host.bandwidth_per_direction
         exposed["HOST"] = max(0.0, t_way - work / 3) + max(0.0, t_way - 2 * work / 3)
     bw = hardware.get(c.accelerator).require("memory_bandwidth")
     optimizer = 2.0 * L.states / bw                  # read and write the states once
@@ -239,7 +244,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     if not math.isfinite(secs) or secs <= 0:
         raise ValueError(f"no finite step time for {plan} on {c.accelerator.name}")
     return StepTime(secs, compute, recompute, bubble, exposed, optimizer, rows, six_n / (secs * n * peak),
-                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits)
+                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits, L)
 
 
 @dataclass(frozen=True)

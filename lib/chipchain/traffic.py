@@ -47,7 +47,8 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
     * **PP**: per micro-batch and virtual stage one activation forward and one gradient backward, b·(s/cp)·h
       elements, split over the TP ranks (the scatter/gather optimisation, Narayanan et al. 2021 §4.1).
     * **EP** (mixture-of-experts models): 4 all-to-alls per MoE layer per micro-batch (dispatch and combine, forward
-      and backward; 6 with full recomputation), each of b·(s/cp)·h·k 16-bit elements for k experts per token.
+      and backward; 6 with full recomputation), each of b·(s/cp)·h·k 16-bit elements for k experts per token —
+      b·(s/(cp·t))·h·k with sequence parallelism, where each of the t TP ranks routes its own share of the tokens.
     * **DP**: the gradients of the GPU's parameters — Ψ/(t·p) shared, plus its experts' share — (``recipe``'s
       gradient bytes each), over the dp × cp ranks that hold the same weights (experts over dp·cp/ep): a ring
       all-reduce (2Ψ bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3
@@ -94,7 +95,9 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
                             count * comms.p2p_time(msg, ln.bandwidth_per_direction, ln.latency)))
     if plan.ep > 1 and moe:
         count = (4 + extra) * moe * plan.microbatches
-        msg, ln, e, g = act * m.experts_active, where.ep.link, plan.ep, _node(cluster).gpus_per_node
+        # with sequence parallelism each TP rank routes only its s/t of the tokens (Megatron-Core's dispatcher)
+        msg = act * m.experts_active / (plan.tp if plan.sequence_parallel else 1)
+        ln, e, g = where.ep.link, plan.ep, _node(cluster).gpus_per_node
         local = min(g // where.ep.stride or 1, e) if where.ep.scope == "inter-node" else e   # peers in the node
         t1 = comms.alltoall_time(msg * local / e, local, _node(cluster).intra.bandwidth_per_direction)
         if local < e:                            # the off-node share crosses the scale-out link at the same time
