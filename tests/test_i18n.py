@@ -382,3 +382,27 @@ def test_the_zh_edition_is_complete():
     """Issue 25: no English paragraph without a current translation — every catalog is declared finished, so a new
     or changed English block fails the test above until its translation is written (tools/i18n.py todo/fill)."""
     assert sorted(complete_catalogs()) == sorted(str(p.relative_to(BASE).with_suffix("")) for p in _catalogs())
+
+
+def _literal_emphasis(markdown: str) -> list[str]:
+    """Emphasis marks CommonMark leaves as literal text (a ``**`` that cannot close after "）" or "。" before a Chinese
+    character, or open after one before a role): what the reader would see as stray asterisks."""
+    import re
+
+    from markdown_it import MarkdownIt
+
+    text = re.sub(r"`[^`]*`", "C", markdown)          # code spans and roles' targets are not emphasis
+    text = re.sub(r"\$[^$]*\$", "M", text)             # nor maths
+    html = MarkdownIt("commonmark").render(text)
+    return re.findall(r".{0,12}(?:\*\*|(?<![\w*])\*(?=[^\s*][^*<]*\*)).{0,12}", html)
+
+
+def test_no_translation_shows_a_stray_asterisk():
+    """CJK punctuation next to ``**`` defeats CommonMark's flanking rules (``**挂起。**一个`` renders its asterisks):
+    every translated block's bold and italics render as bold and italics."""
+    problems = []
+    for po in sorted(i18n.locale_base("zh-CN").rglob("*.po")):
+        for m in i18n.read_catalog(po):
+            if m.id and m.string and _literal_emphasis(m.string) and not _literal_emphasis(m.id):
+                problems.append(f"{po.name}: {_literal_emphasis(m.string)[0]!r}")
+    assert not problems, f"{len(problems)} translations: " + "; ".join(problems[:6])

@@ -345,6 +345,10 @@ def read_catalog(path: Path):
 def write_catalog(path: Path, catalog) -> None:
     from babel.messages.pofile import write_po
 
+    for m in catalog:                      # babel guesses printf/brace formats from the text when it reads; prose has none
+        m.flags.discard("python-format")
+        m.flags.discard("python-brace-format")
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as f:
         write_po(f, catalog, width=0, include_previous=True, sort_output=False)
