@@ -127,3 +127,13 @@ def test_a_missing_word_is_reported_once(tmp_path, monkeypatch):
         _i18n.gettext("H100-SXM")                         # a name: nothing to translate, not reported
     assert target.read_text(encoding="utf-8").splitlines() == ['"a phrase no catalog has"']
     assert i18n.lib_check("zh-CN", target) != []
+
+
+def test_chart_text_falls_back_to_the_sites_chinese_font():
+    """A chart's SVG names the site's CJK subset after DejaVu Sans, so a Chinese label is drawn in the book's font
+    (no missing-glyph boxes), while Latin text keeps DejaVu Sans; the face is the one book/site.css declares."""
+    svg = svg_chart(lines=[{"x": [1, 2], "y": [1, 2]}], xlabel="x", alt="a line")
+    family = re.search(r'font-family="([^"]*)"', svg).group(1)
+    faces = [f.strip(" '\"&#x27;") for f in family.replace("&#x27;", "'").split(",")]
+    assert faces[:2] == ["DejaVu Sans", "Steel CJK"], faces
+    assert 'font-family: "Steel CJK"' in (ROOT / "book" / "site.css").read_text(encoding="utf-8")

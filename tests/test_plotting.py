@@ -222,10 +222,21 @@ _BEFORE_SPLIT = {
 }
 
 
+#: the one change of style since: the charts' font list names the site's CJK subset after DejaVu Sans (issue 25, for
+#: the zh-CN edition's labels); everything else must be byte-identical
+_FONTS_THEN = "font-family=\"&#x27;DejaVu Sans&#x27;, Verdana, &#x27;Bitstream Vera Sans&#x27;, sans-serif\""
+
+
 @pytest.mark.parametrize("name", sorted(_CHARTS))
 def test_charts_are_byte_identical_to_the_unsplit_module(name):
     import hashlib
-    assert hashlib.sha256(_CHARTS[name]().encode()).hexdigest() == _BEFORE_SPLIT[name]
+    import html as _html
+    from chipchain.plotting import _style
+
+    now = f'font-family="{_html.escape(_style.FONT_FAMILY, quote=True)}"'
+    svg = _CHARTS[name]()
+    assert svg.count(now) == 1
+    assert hashlib.sha256(svg.replace(now, _FONTS_THEN).encode()).hexdigest() == _BEFORE_SPLIT[name]
 
 
 def test_the_package_keeps_every_public_name_and_splits_by_idea():

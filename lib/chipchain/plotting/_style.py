@@ -7,8 +7,10 @@ from .. import _check
 #: Okabe–Ito palette, reordered so that the first two colours differ for readers with any colour-vision type
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 
-#: the typeface of static figures (matplotlib's default) and of explorable charts
-FONT_FAMILY = "'DejaVu Sans', Verdana, 'Bitstream Vera Sans', sans-serif"
+#: the typeface of static figures (matplotlib's default) and of explorable charts; Chinese characters (the zh-CN
+#: edition's labels) come from the site's own subset, "Steel CJK" (book/site.css, tools/build_cjk_font.py), whose
+#: unicode-range covers only CJK, so Latin text keeps DejaVu Sans
+FONT_FAMILY = "'DejaVu Sans', 'Steel CJK', Verdana, 'Bitstream Vera Sans', sans-serif"
 
 _RC = {
     "figure.figsize": (6.4, 3.6),
