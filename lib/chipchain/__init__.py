@@ -18,7 +18,7 @@ Each data file has one reader in a registry or equation module; views ask that m
 layer           modules                                                                           chapters
 ==============  ================================================================================  ==============
 core            ``_check`` (validation), ``_data`` (the one loader, ``Registry``), ``_lazy``,     all
-                ``units`` (constants, formatting, ``count_up``)
+                ``units`` (constants, formatting, ``count_up``), ``_i18n`` (the reader's language)
 registries      ``hardware`` (accelerators), ``links``, ``models``, ``systems`` (nodes,           all
                 clusters), ``devices`` (edge), ``published_runs`` (training runs),
                 ``assumptions`` (the book's stated assumptions)
