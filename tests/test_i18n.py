@@ -406,3 +406,16 @@ def test_no_translation_shows_a_stray_asterisk():
             if m.id and m.string and _literal_emphasis(m.string) and not _literal_emphasis(m.id):
                 problems.append(f"{po.name}: {_literal_emphasis(m.string)[0]!r}")
     assert not problems, f"{len(problems)} translations: " + "; ".join(problems[:6])
+
+
+def test_the_zh_copy_cites_the_chinese_sources_by_chinese_labels(tmp_path):
+    """The three seed documents are Chinese: the zh-CN edition cites them as 源章节, 硬件炼体篇 and 从业者文章 (their
+    references' author labels), every other reference as published."""
+    out = tmp_path / "zh"
+    i18n.build("zh-CN", out, allow_missing=True)
+    english = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
+    chinese = (out / "book" / "references.bib").read_text(encoding="utf-8")
+    for en, zh in i18n.BIB_AUTHORS["zh-CN"].items():
+        assert f"author = {{{{{en}}}}}" in english and f"author = {{{{{zh}}}}}" in chinese
+    assert chinese.count("@") == english.count("@")
+    assert [l for l in chinese.splitlines() if "author" not in l] == [l for l in english.splitlines() if "author" not in l]

@@ -53,6 +53,10 @@ SITE_TEXT = {"zh-CN": {"nb_code_prompt_show": "显示代码", "nb_code_prompt_hi
 NUMFIG_FORMAT = {"zh-CN": {"numfig_format": {"figure": "图 %s", "table": "表 %s", "code-block": "代码 %s",
                                               "section": "第 %s 节"}}}
 
+#: how the zh-CN edition cites its three Chinese sources: the references' author labels of the seed documents (the
+#: English edition's "Source chapter, 2025" reads 源章节, 2025 in a Chinese paragraph)
+BIB_AUTHORS = {"zh-CN": {"Source chapter": "源章节", "Hardware primer": "硬件炼体篇", "Practitioner's article": "从业者文章"}}
+
 # directives whose body is not prose: kept verbatim
 _VERBATIM = {"code-cell", "code", "code-block", "math", "raw", "bibliography", "tableofcontents", "toctree",
              "glue:figure", "glue:math", "list-table", "csv-table", "mermaid", "literalinclude", "include"}
@@ -495,6 +499,12 @@ def build(lang: str, out: Path, root: Path = ROOT, allow_missing: bool = False) 
         else:
             body, front = _split_front_matter(page.read_text(encoding="utf-8"))
             target.write_text(front + translate_markdown(body, t, missing), encoding="utf-8")
+    bib = out / "book" / "references.bib"
+    if bib.exists() and BIB_AUTHORS.get(lang):
+        text = bib.read_text(encoding="utf-8")
+        for english, label in BIB_AUTHORS[lang].items():
+            text = text.replace(f"author = {{{{{english}}}}}", f"author = {{{{{label}}}}}")
+        bib.write_text(text, encoding="utf-8")
     toc = (root / "_toc.yml").read_text(encoding="utf-8")
     caps = table.get("_toc", {})
     title, *captions = toc_captions(root)
