@@ -165,7 +165,7 @@ class Catalog(_gettext.NullTranslations):
                 fields = _PLACEHOLDER.findall(msgid)
                 literal = _PLACEHOLDER.sub(" ", msgid)
                 if not fields or len(re.findall(r"[A-Za-z]{2,}", literal)) < 1 \
-                        or sum(len(w) for w in re.findall(r"[A-Za-z]+", literal)) < 4:
+                        or sum(len(w) for w in re.findall(r"[A-Za-z]+", literal)) < 2:
                     continue
                 names = [f[1:-1].split(":")[0].split("!")[0] for f in fields]
                 if len(set(names)) != len(names) or not all(n.isidentifier() for n in names):
@@ -199,6 +199,7 @@ def catalog(code: str | None = None) -> Catalog:
 
 # --- what needs a translation --------------------------------------------------------------------------------
 _PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:[:!][^{}]*)?\}")
+_LETTERS = re.compile(r"[A-Za-z]{2}")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 #: tokens that read the same in every edition: unit symbols, the book's abbreviations and formats, product words
 _INVARIANT = set("""
@@ -296,7 +297,9 @@ def _is_record(text: str) -> bool:
                 continue
             for row in rows:
                 _records_cache.update(row[k].strip() for k in keys if row.get(k))
-    parts = [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
+    if text.strip() in _records_cache:
+        return True
+    parts = [p.strip() for p in re.split(r",\s+(?:and\s+)?|\s+and\s+", text) if p.strip()]   # "2,240" stays whole
     return bool(parts) and all(p in _records_cache for p in parts)
 
 
@@ -325,12 +328,11 @@ def gettext(text, *, strict: bool = True) -> str:
     cat = catalog(code)
     if s in cat:
         return cat.gettext(s)
-    if not needs_translation(s):
-        return s
-    filled = cat.fill(s)
-    if filled is not None:
-        return filled
-    if strict:
+    if _LETTERS.search(s):                 # a filled-in template (a run's name, a sentence with its numbers)
+        filled = cat.fill(s)
+        if filled is not None:
+            return filled
+    if strict and needs_translation(s):
         _report(s)
     return s
 
