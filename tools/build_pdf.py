@@ -781,7 +781,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lang", default="en", help="edition: en (the site's root) or e.g. zh-CN (_build/html/zh-CN)")
     ap.add_argument("--html", default=str(ROOT / "_build" / "html"), help="the built site")
-    ap.add_argument("--toc", default=str(ROOT / "_toc.yml"))
+    ap.add_argument("--toc", default=None, help="the table of contents (default: _toc.yml; for another edition its "
+                                                "translated copy, _build/<lang>-src/_toc.yml, whose part captions "
+                                                "are in that language)")
     ap.add_argument("--site-url", default=None, help="the published site's address (default: html.baseurl in "
                                                      "_config.yml); without one, explorables name their page")
     ap.add_argument("--only", nargs="*", help="while developing: only these pages (docnames), e.g. chapters/03_interconnect")
@@ -795,7 +797,12 @@ def main(argv=None):
     site_url = args.site_url if args.site_url is not None else ((config.get("html") or {}).get("baseurl") or "")
     if site_url and args.lang != "en":
         site_url = site_url.rstrip("/") + "/" + args.lang
-    entries = toc_entries(Path(args.toc))
+    toc = Path(args.toc) if args.toc else ROOT / "_toc.yml"
+    if args.toc is None and args.lang != "en":
+        toc = ROOT / "_build" / f"{args.lang}-src" / "_toc.yml"
+        if not toc.exists():
+            raise SystemExit(f"build_pdf: {toc} is missing: build the {args.lang} edition first (make book-zh)")
+    entries = toc_entries(toc)
     if args.only:
         entries = [e for e in entries if e["doc"] in args.only]
     version, date = git_version()
