@@ -201,26 +201,23 @@ def _convention(sparse, dtype) -> str:
     return (_("sparse {dtype}") if sparse else _("dense {dtype}")).format(dtype=dtype.upper())
 
 
+def _fold(items, template: str) -> str:
+    """Items joined pairwise by ``template`` ("{a} and {b}", "{a} or {b}"), in the reader's language."""
+    items = [str(i) for i in items]
+    out = items[0] if items else ""
+    for item in items[1:]:
+        out = _(template).format(a=out, b=item)
+    return out
+
+
 def _and(items) -> str:
     """"A and B" ("A and B and C"), in the reader's language."""
-    items = [str(i) for i in items]
-    if not items:
-        return ""
-    out = items[0]
-    for item in items[1:]:
-        out = _("{a} and {b}").format(a=out, b=item)
-    return out
+    return _fold(items, "{a} and {b}")
 
 
 def _or(items) -> str:
     """"A or B", in the reader's language."""
-    items = [str(i) for i in items]
-    if not items:
-        return ""
-    out = items[0]
-    for item in items[1:]:
-        out = _("{a} or {b}").format(a=out, b=item)
-    return out
+    return _fold(items, "{a} or {b}")
 
 
 def compare_view(chip_a, chip_b, dtype, sparse) -> str:
