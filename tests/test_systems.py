@@ -41,9 +41,15 @@ def test_dgx_b200_datasheet():
 
 
 def test_nvl72_is_one_nvlink_domain_of_72():
-    # NVIDIA GB200 NVL72 page: 72 Blackwell GPUs in one NVLink domain
+    # NVIDIA GB200 NVL72 page: 72 Blackwell GPUs in one NVLink domain, FP16/BF16 180 PFLOPS dense, FP8 twice that,
+    # 13.4 TB of HBM3e at 576 TB/s: the rack's GPU is the GB200's, rated above the DGX B200's (2.25 PFLOPS)
     n = systems.get("NVL72")
-    assert n.gpus_per_node == 72 and n.intra.name == "NVLink5" and n.accelerator is hardware.get("B200")
+    assert n.gpus_per_node == 72 and n.intra.name == "NVLink5" and n.accelerator is hardware.get("GB200")
+    g = n.accelerator
+    assert 72 * g.peak_flops("bf16") == pytest.approx(180e15) and 72 * g.peak_flops("fp8") == pytest.approx(360e15)
+    assert 72 * g.memory_bandwidth == pytest.approx(576e12)
+    assert 72 * g.memory_bytes == pytest.approx(13.4 * 1000 * 2**30, rel=0.01)      # NVIDIA's TB of binary GB
+    assert g.peak_flops("bf16") > hardware.get("B200").peak_flops("bf16")
 
 
 def test_h800_node_carries_the_cut_nvlink():

@@ -6,8 +6,8 @@ a layer's projections and MLP (:func:`dense_width`; a mixture of experts' routed
 :func:`expert_width`, usually far narrower); log η∞ is the sum of effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
 ``data/published_runs.csv``: the accelerator's **generation** (same vendor and dense 16-bit peak), the **number
 format** (FP8 against its own peak, BF16 the reference), the **framework** (kernels and schedule of
-:mod:`chipchain.frameworks`; overlap is modelled, not fitted) and the model's **kind** (dense, or a mixture of
-experts). Scoring is **leave-one-family-out**
+:mod:`chipchain.frameworks`; overlap is modelled, not fitted) and the model's **kind** (dense, a mixture of
+dense-sized experts, or a fine-grained mixture of many narrow ones: :func:`model_kind`). Scoring is **leave-one-family-out**
 (:func:`step_errors`): every row of a paper or benchmark table is predicted by a fit without any row of that
 family, and each prediction carries an interval from those residuals (:func:`interval`)::
 
@@ -24,13 +24,21 @@ from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["GEMM_HALF_WIDTH", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
+__all__ = ["GEMM_HALF_WIDTH", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
            "predict_step", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
 #: GEMM width (a GEMM's narrower side on one GPU) at which the achievable efficiency is half its large-matrix value
 #: (tile and wave quantisation, memory-bound epilogues); one shape constant, in-sample, chosen on the fully specified
 #: rows (leave-one-family-out medians within a point of each other from 150 to 1,000).
 GEMM_HALF_WIDTH = 300.0
+
+#: A mixture of experts is **fine-grained** when its routed experts are at most this many hidden widths wide
+#: (DeepSeekMoE's fine-grained expert segmentation: many narrow experts, several routed per token): DeepSeek-V3
+#: (2,048 wide against h = 7,168), Qwen3 (768 and 1,536 against 2,048 and 4,096) and gpt-oss (2,880 = h). Such a
+#: model spends its time in many small grouped GEMMs, the router, and the permutation of k copies of every token;
+#: Mixtral's 8 experts, 14,336 wide (3.5 h), are dense-sized MLPs. Any threshold between 1 and 3.5 sorts the
+#: catalog's models the same way.
+FINE_GRAINED = 2.0
 
 
 def _median(values) -> float:
@@ -177,7 +185,7 @@ def _effects(exclude_families: tuple):
     if not rows:
         raise ValueError(f"no published step rows left after leaving out {', '.join(exclude_families)}")
     y = {r.name: math.log(_row_eta_inf(r.name)) for r in rows}
-    keys = {r.name: (generation(r.accelerator), r.dtype, r.plan["framework"], _kind_of(r.model)) for r in rows}
+    keys = {r.name: (generation(r.accelerator), r.dtype, r.plan["framework"], model_kind(r.model)) for r in rows}
     eff = [dict(), dict(), dict(), dict()]
     for _ in range(20):
         for j in range(4):
@@ -198,16 +206,33 @@ def _effects(exclude_families: tuple):
     return eff[0], eff[1], eff[2], eff[3], tuple(sorted(y))
 
 
-def _kind_of(model) -> str:
-    """"moe" or "dense": a mixture of experts runs its experts as many small grouped GEMMs, which reach a lower
-    share of the peak than a dense model's large ones."""
-    return "moe" if models.get(model).is_moe else "dense"
+#: The kinds of model the efficiency is fitted by (:func:`model_kind`).
+KINDS = ("dense", "moe", "fine-grained moe")
+
+
+def model_kind(model) -> str:
+    """"dense", "moe" (experts wider than :data:`FINE_GRAINED` hidden widths: dense-sized MLPs routed whole) or
+    "fine-grained moe" (many narrow experts: small grouped GEMMs, routing and token permutation, which reach a
+    lower share of the peak than a dense model's large GEMMs):
+
+    >>> mixtral = published_runs.get("nemo2502-mixtral-8x7b-b200-64-fp8").model
+    >>> model_kind("70B"), model_kind(mixtral), model_kind("DeepSeek-V3")
+    ('dense', 'moe', 'fine-grained moe')
+    """
+    m = models.get(model)
+    if not m.is_moe:
+        return "dense"
+    return "moe" if expert_width(m) > FINE_GRAINED * m.hidden else "fine-grained moe"
+
+
 
 
 def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megatron-core", moe=False,
                       exclude_families=()) -> float:
     """Achievable-matmul efficiency η of ``accelerator`` at ``dtype`` in ``framework`` for per-GPU GEMMs ``width``
     wide (:func:`dense_width`, :func:`expert_width`; None → the large-matrix η∞), fitted on the published step rows minus ``exclude_families``.
+    ``moe`` is the model's kind (:func:`model_kind`: one of :data:`KINDS`), or True for "moe" and False for
+    "dense"; a kind of mixture with no row left takes the other kind's effect.
 
     A generation with no row left takes the median generation; a framework with no row left takes the effect of
     the nearest framework it grew from (:func:`chipchain.frameworks.lineage`), else the median; a format with no row
@@ -227,7 +252,10 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
     else:
         f = fmts[dtype]
     fw = next((fws[x] for x in frameworks.lineage(framework) if x in fws), 0.0)   # the nearest fitted ancestor
-    eta = math.exp(g + f + fw + (kinds.get("moe", 0.0) if _check.flag("moe", moe) else 0.0))
+    kind = _check.choice("moe", moe, KINDS) if isinstance(moe, str) else ("moe" if _check.flag("moe", moe) else "dense")
+    if kind not in kinds and kind != "dense":        # no row of this kind left: the other kind of MoE, else dense
+        kind = next((k for k in KINDS[1:] if k in kinds), "dense")
+    eta = math.exp(g + f + fw + kinds.get(kind, 0.0))
     if width is None:
         return eta
     w = _check.positive("width", width)
@@ -243,7 +271,7 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
     c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
     fe = expert_width(m)
     if efficiency is None:
-        kw = dict(dtype=dtype, framework=framework, moe=m.is_moe, exclude_families=exclude_families)
+        kw = dict(dtype=dtype, framework=framework, moe=model_kind(m), exclude_families=exclude_families)
         eta = matmul_efficiency(c.accelerator, dense_width(m, plan.tp), **kw)
         eta_e = None if fe is None else matmul_efficiency(c.accelerator, fe, **kw)
     else:

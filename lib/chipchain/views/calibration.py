@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 import statistics
 
-from .. import calibration, plotting, predictor, published_runs, tables, units, widgets
+from .. import calibration, hardware, plotting, predictor, published_runs, tables, units, widgets
 from . import _layout
 from .walkthrough import plan_text
 from ._figure import Figure, key
 from .._i18n import gettext as _
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
-           "calibration_figure", "step_explorer", "BANDS"]
+           "calibration_figure", "generation_figure", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
 BANDS = (0.15, 0.30)
@@ -91,7 +91,7 @@ def error_table(fixed_mfu=0.5):
 
     >>> t = error_table()
     >>> t.loc["all step configurations", "median |error|"]
-    '15.6 %'
+    '15.2 %'
     """
     import pandas as pd
 
@@ -133,7 +133,7 @@ def conflicts_table():
     return pd.DataFrame(rows).set_index("what")
 
 
-def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):
+def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity, height=430):
     """A log–log predicted-against-measured chart: ``pairs`` is [(key label, colour, [(x, y), ...])], drawn as
     points with an HTML key (dots), the identity line and dashed ± :data:`BANDS` lines."""
 
@@ -146,7 +146,7 @@ def _agreement_chart(pairs, lim, *, xlabel, ylabel, title, alt, identity):
                           "label": f"± {band:.0%}".replace("%", " %") if j == 0 else None})
     points = [{"x": x, "y": y, "color": c} for _, c, xy in pairs for x, y in xy]
     html = plotting.svg_chart(lines=lines, points=points, xlog=True, ylog=True, xlim=lim, ylim=lim, xlabel=xlabel,
-                              ylabel=ylabel, title=title, alt=alt, height=430)
+                              ylabel=ylabel, title=title, alt=alt, height=height)
     return html.replace("<svg", key([(label, c, "dot") for label, c, _ in pairs]) + "<svg", 1)
 
 
@@ -195,6 +195,59 @@ def calibration_figure(fixed_mfu=0.5):
     return Figure(step_chart + hours_chart, text,
                   {"steps": [(e.name, e.measured, e.predicted) for e in steps],
                    "hours": [(e.name, e.reported, e.predicted, e.fixed) for e in hours]})
+
+
+def generation_figure():
+    """Predicted against measured seconds per step, one chart per accelerator generation (the groups the efficiency
+    is fitted by, :func:`chipchain.predictor.generation`; oldest first), every point predicted without its family
+    (:func:`chipchain.predictor.step_errors`) and coloured by the model's kind (:func:`chipchain.predictor.model_kind`),
+    each chart titled with its rows' median |error| (:class:`~chipchain.views._figure.Figure`).
+
+    >>> f = generation_figure()
+    >>> [g for g, _, _ in f.data["generations"]]
+    ['A100-SXM-80GB', 'H100-SXM', 'B200', 'GB200']
+    >>> sum(n for _, n, _ in f.data["generations"])
+    150
+    """
+    steps = predictor.step_errors()
+    groups: dict = {}
+    for e in steps:
+        groups.setdefault(predictor.generation(e.accelerator), []).append(e)
+    peak = lambda g: hardware.get(groups[g][0].accelerator).peak_flops("bf16")              # noqa: E731
+    kinds = {k: plotting.color(i) for i, k in enumerate(predictor.KINDS)}
+    charts, data, summary = [], [], []
+    for g in sorted(groups, key=peak):
+        errs = groups[g]
+        parts = units.listing(sorted({e.accelerator for e in errs}))
+        values = [v for e in errs for v in (e.measured, e.predicted)]
+        lim = (10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values))))
+        med = statistics.median(abs(e.error) for e in errs)
+        pct = _pct(med)
+        title = _("{parts}: {n} configurations, median |error| {med}").format(parts=parts, n=len(errs), med=pct)
+        present = [k for k in predictor.KINDS if any(predictor.model_kind(_model(e)) == k for e in errs)]
+        alt = _("Log–log chart of predicted against measured seconds per step for the {n} configurations on {parts}, "
+                "with the identity line and lines at ± 15 and ± 30 %: errors from {lo} to {hi}, median |error| {med}.").format(
+            n=len(errs), parts=parts, lo=f"{min(e.error for e in errs):+.0%}", hi=f"{max(e.error for e in errs):+.0%}",
+            med=pct)
+        charts.append(_agreement_chart(
+            [(KIND_LABELS[k], kinds[k], [(e.measured, e.predicted) for e in errs
+                                         if predictor.model_kind(_model(e)) == k]) for k in present], lim, identity="predicted = measured",
+            xlabel="measured seconds per step (s, published)", ylabel="predicted seconds per step (s)",
+            title=title, alt=alt, height=340))
+        name = min({e.accelerator for e in errs}, key=len)
+        data.append((name, len(errs), med))
+        summary.append(f"{parts}: {len(errs)} configurations, median |error| {pct}")
+    grid = ('<div class="cc-small-multiples" style="display:grid;grid-template-columns:repeat(auto-fit,'
+            'minmax(min(100%,400px),1fr));gap:0 1.5em">' + "".join(f"<div>{c}</div>" for c in charts) + "</div>")
+    return Figure(grid, "; ".join(summary), {"generations": data})
+
+
+#: how the figure's key names the kinds of :data:`chipchain.predictor.KINDS`
+KIND_LABELS = {"dense": "dense", "moe": "mixture of wide experts", "fine-grained moe": "fine-grained mixture of experts"}
+
+
+def _model(e):
+    return published_runs.get(e.name).model
 
 
 @widgets.explorer
