@@ -688,9 +688,20 @@ class Walkthrough:
             parts = policy.shippable_parts(r.id, self.dtype)
             ship[r.id] = parts[0][0] if parts else None
             peak[r.id] = parts[0][1] if parts else None          # never a silent NaN: no part, no figure
-            days[r.id] = (compute.training_time(flops, self.n_gpus, parts[0][1], self.mfu) / DAY if parts
-                          else None)
+            days[r.id] = self.days_on(parts[0][0]) if parts else None
         return ExportStep(self.accelerator.name, cls, ship, peak, days)
+
+    def days_on(self, accelerator) -> float:
+        """Days the same run takes on another ``accelerator``: the same GPU count, the same MFU (:attr:`mfu`) and the
+        same 6ND, at that part's dense peak in the run's format — the comparison step ⑧ and chapter 10 make (the plan
+        is not re-searched: time depends only on n · peak · MFU).
+
+        >>> w = Walkthrough()
+        >>> round(w.days_on("H20")), round(w.days_on(w.accelerator)) == round(w.run_seconds / DAY)
+        (313, True)
+        """
+        peak = hardware.get(accelerator).peak_flops(self.dtype)
+        return compute.training_time(self.step2_compute().flops, self.n_gpus, peak, self.mfu) / DAY
 
     # --- ⑨ serving (chipchain.serving, chipchain.inference; chapter 12) -------------------------------------
     def step9_serving(self, price_per_gpu_hour=None, usable_fraction=None) -> ServingStep:
