@@ -49,7 +49,7 @@ def test_serving_step_matches_chapter_12():
 
 def test_rent_and_total_rows():
     t = VW.texts(W)
-    assert t["rent"] == "$7.5 M"
+    assert t["rent"] == "$7.44 M"
     rows = {r.key: r.value for r in VW.ledger_rows(W)}
     assert rows["total_cost"] == pytest.approx(rows["rent"] + rows["bill"])
 

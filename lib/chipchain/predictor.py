@@ -1,7 +1,8 @@
 """The book's step-time predictor: the one step model (:func:`chipchain.steptime.step_time`) at the matmul efficiency
 η fitted on published runs, and how well it predicts runs it was never fitted on.
 
-η = η∞ · w / (w + :data:`GEMM_HALF_WIDTH`), w the per-GPU GEMM width — each GEMM's narrower side, FLOP-weighted over
+η = η∞ · w / (w + r), r the accelerator's ridge point in the GEMM's format (:func:`half_width`: chapter 1's peak
+over memory bandwidth, no fitted constant), w the per-GPU GEMM width — each GEMM's narrower side, FLOP-weighted over
 a layer's projections and MLP (:func:`dense_width`; a mixture of experts' routed experts run at their own width,
 :func:`expert_width`, usually far narrower); log η∞ is the sum of effects fitted by medians (a median polish, robust to one odd row) over the fully specified step rows of
 ``data/published_runs.csv``: the accelerator's **generation** (same vendor and dense 16-bit peak), the **number
@@ -13,7 +14,7 @@ family, and each prediction carries an interval from those residuals (:func:`int
 
     >>> p = predict_step("175B", "A100", 64, tp=8, pp=8, batch=64, framework="megatron-2022")
     >>> round(p.seconds, 1), round(p.mfu, 2)
-    (13.4, 0.52)
+    (13.3, 0.52)
 """
 from __future__ import annotations
 
@@ -24,13 +25,23 @@ from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["GEMM_HALF_WIDTH", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
+__all__ = ["half_width", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
            "predict_step", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
-#: GEMM width (a GEMM's narrower side on one GPU) at which the achievable efficiency is half its large-matrix value
-#: (tile and wave quantisation, memory-bound epilogues); one shape constant, in-sample, chosen on the fully specified
-#: rows (leave-one-family-out medians within a point of each other from 150 to 1,000).
-GEMM_HALF_WIDTH = 300.0
+
+def half_width(accelerator, dtype="bf16") -> float:
+    """The GEMM width at which a matrix product reaches half its large-matrix efficiency: the accelerator's ridge
+    point in ``dtype``, its dense peak over its memory bandwidth (FLOP per byte; chapter 1). A product whose
+    narrower side is w does about w FLOPs per byte of its wide input (2 FLOPs a multiply-add over 2 bytes a BF16
+    element), so the roofline with compute and memory time added gives it w / (w + ridge) of the peak. FP8 training
+    keeps activations in BF16 between layers and casts each GEMM's input on the way in, so the bytes stay while the
+    peak doubles: its half width is the FP8 ridge. A100 BF16, H100 BF16 and H100 FP8:
+
+    >>> round(half_width("A100")), round(half_width("H100")), round(half_width("H100", "fp8"))
+    (153, 295, 591)
+    """
+    a = hardware.get(accelerator)
+    return a.peak_flops(dtype) / a.require("memory_bandwidth")
 
 #: A mixture of experts is **fine-grained** when its routed experts are at most this many hidden widths wide
 #: (DeepSeekMoE's fine-grained expert segmentation: many narrow experts, several routed per token): DeepSeek-V3
@@ -110,19 +121,20 @@ def expert_width(model):
     return m.expert_params / (m.moe_layers * m.experts * m.mlp_matrices * m.hidden)
 
 
-def _width_share(width):
-    return width / (width + GEMM_HALF_WIDTH)
+def _width_share(width, half):
+    return width / (width + half)
 
 
-def dense_width(model, tp=1):
+def dense_width(model, tp=1, accelerator="H100", dtype="bf16"):
     """The width the dense GEMMs of one layer run at on a GPU of a ``tp``-way split, FLOP-weighted over them:
     each GEMM's narrower side — the query, key-value and output projections (h against d_attn/t and 2·n_kv·d_h/t),
-    the MLP's (h against f/t; in a mixture of experts only the dense layers' MLP) — averaged in w / (w + w½) by its
-    FLOPs and given back as the width with that factor. Llama 2 70B at TP 8: its MLP (f = 28,672) keeps most of
-    the FLOPs wide, so the layer runs as if about 3,000 wide, not at h/t = 1,024:
+    the MLP's (h against f/t; in a mixture of experts only the dense layers' MLP) — averaged in w / (w + r) by its
+    FLOPs (r the ``accelerator``'s :func:`half_width` in ``dtype``) and given back as the width with that factor.
+    Llama 2 70B at TP 8 on H100s: its MLP (f = 28,672) keeps most of the FLOPs wide, so the layer runs as if about
+    3,000 wide, not at h/t = 1,024:
 
     >>> round(dense_width("70B", 8)), round(dense_width("70B"))
-    (3056, 7778)
+    (3052, 7777)
     """
     m = models.get(model)
     t = _check.integer("tp", tp)
@@ -134,19 +146,21 @@ def dense_width(model, tp=1):
              (dense_share * h * (m.mlp_matrices - 1) * f / t, min(h, (m.mlp_matrices - 1) * f / t)),
              (dense_share * f / t * h, min(h, f / t))]
     flops = sum(x for x, _ in gemms)
-    share = sum(x * _width_share(w) for x, w in gemms) / flops
-    return share * GEMM_HALF_WIDTH / (1 - share)
+    r = half_width(accelerator, dtype)
+    share = sum(x * _width_share(w, r) for x, w in gemms) / flops
+    return share * r / (1 - share)
 
 
 def _run_step(run, eta):
     """The step at large-matrix efficiency ``eta`` × the width factor of each GEMM family (dense at hidden / tp,
     routed experts at their own width)."""
     m, p = _model(run), _plan(run)
-    fe = expert_width(m)
-    return steptime.step_time(p, m, _cluster(run), efficiency=min(eta * _width_share(dense_width(m, p.tp)), 1.0),
+    fe, r = expert_width(m), half_width(run.accelerator, run.dtype)
+    return steptime.step_time(p, m, _cluster(run),
+                              efficiency=min(eta * _width_share(dense_width(m, p.tp, run.accelerator, run.dtype), r), 1.0),
                               dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"],
                               ep_overlap=run.plan["ep_overlap"],
-                              expert_efficiency=None if fe is None else min(eta * _width_share(fe), 1.0))
+                              expert_efficiency=None if fe is None else min(eta * _width_share(fe, r), 1.0))
 
 
 @lru_cache(maxsize=None)
@@ -154,7 +168,8 @@ def _row_eta_inf(name: str):
     """η∞ that makes the step model reproduce one row's measured time (bisection; time falls as η rises), or None
     when even η = 1 is slower than measured: the row's traffic is outside the model (:func:`outside_rows`)."""
     r = published_runs.get(name)
-    lo, hi = 0.02, 1.0 / _width_share(dense_width(r.model, r.plan["tp"]))     # up to a dense η of 1
+    w = dense_width(r.model, r.plan["tp"], r.accelerator, r.dtype)
+    lo, hi = 0.02, 1.0 / _width_share(w, half_width(r.accelerator, r.dtype))     # up to a dense η of 1
     if _run_step(r, hi).seconds > r.step_seconds:
         return None
     for _ in range(50):
@@ -259,7 +274,7 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
     if width is None:
         return eta
     w = _check.positive("width", width)
-    return min(eta * w / (w + GEMM_HALF_WIDTH), 1.0)
+    return min(eta * _width_share(w, half_width(accelerator, dtype)), 1.0)
 
 
 def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatron-core", schedule="1F1B",
@@ -272,7 +287,7 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
     fe = expert_width(m)
     if efficiency is None:
         kw = dict(dtype=dtype, framework=framework, moe=model_kind(m), exclude_families=exclude_families)
-        eta = matmul_efficiency(c.accelerator, dense_width(m, plan.tp), **kw)
+        eta = matmul_efficiency(c.accelerator, dense_width(m, plan.tp, c.accelerator, dtype), **kw)
         eta_e = None if fe is None else matmul_efficiency(c.accelerator, fe, **kw)
     else:
         eta, eta_e = _check.fraction("efficiency", efficiency), None

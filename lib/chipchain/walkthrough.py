@@ -513,7 +513,7 @@ class Walkthrough:
 
         >>> r = Walkthrough().step3_run()
         >>> round(r.step_seconds, 1), round(r.seconds / 86400), round(r.mfu, 3), round(r.wall_seconds / 86400)
-        (20.2, 149, 0.512, 153)
+        (20.0, 147, 0.516, 151)
         """
         plan = self._require_plan()
         s = predictor.predict_plan(plan, self.model, self.cluster, dtype=self.dtype, framework=self.framework,
@@ -618,9 +618,9 @@ class Walkthrough:
 
         >>> f = Walkthrough().step6_failures()
         >>> round(f.mtbf / 3600, 1), round(f.expected_interruptions), round(f.write_seconds)
-        (49.5, 74, 49)
+        (49.5, 73, 49)
         >>> round(f.checkpoint_interval / 60), round(f.goodput, 3), round(f.lost_seconds / 86400, 1)
-        (69, 0.973, 4.1)
+        (69, 0.973, 4.0)
         """
         rate, m, size, c, r, tau, g = self._failure_terms(write_bandwidth, restart_seconds, per_gpu_rate)
         t = self.run_seconds
@@ -643,7 +643,7 @@ class Walkthrough:
 
         >>> e = Walkthrough().step7_electricity()
         >>> e.host_share, round(e.kwh / 1e6, 2), round(e.dollars / 1e3), round(e.gpu_only_kwh / 1e6, 2)
-        (412.5, 4.27, 512, 1.5)
+        (412.5, 4.23, 508, 1.49)
         """
         p_gpu = self.card.require("tdp") if gpu_power is None else _check.positive("gpu_power", gpu_power)
         if host_share is None:
@@ -662,7 +662,7 @@ class Walkthrough:
         ``wall_seconds``), at ``price_per_gpu_hour`` (default: the assumed ``gpu_rent_per_hour``, DeepSeek-V3's $2).
 
         >>> round(Walkthrough().gpu_rent() / 1e6, 2)
-        7.5
+        7.44
         """
         hours = compute.gpu_hours_from_seconds(self.step6_failures().wall_seconds, self.n_gpus)
         price = _check.positive("price_per_gpu_hour", _assumed("gpu_rent_per_hour", price_per_gpu_hour))
@@ -679,7 +679,7 @@ class Walkthrough:
         >>> {r: c.category for r, c in e.classifications.items()}
         {'2022-10': '3A090', '2023-10': '3A090.a'}
         >>> e.shippable["2023-10"], round(e.shippable_days["2023-10"])
-        ('H20', 313)
+        ('H20', 311)
         """
         flops = self.step2_compute().flops
         cls, ship, peak, days = {}, {}, {}, {}
@@ -698,7 +698,7 @@ class Walkthrough:
 
         >>> w = Walkthrough()
         >>> round(w.days_on("H20")), round(w.days_on(w.accelerator)) == round(w.run_seconds / DAY)
-        (313, True)
+        (311, True)
         """
         peak = hardware.get(accelerator).peak_flops(self.dtype)
         return compute.training_time(self.step2_compute().flops, self.n_gpus, peak, self.mfu) / DAY

@@ -66,7 +66,7 @@ def run_energy_explorer():
     $0.12) and grid carbon intensity. Equations: :func:`chipchain.power.run_ledger`.
 
     >>> ex = run_energy_explorer()
-    >>> ex.n_views, "host share 412 W per GPU" in ex.render_current(), "$511,900" in ex.render_current()
+    >>> ex.n_views, "host share 412 W per GPU" in ex.render_current(), "$507,789" in ex.render_current()
     (96, True, True)
     """
     def render(n, system, days, pue, price, carbon):

@@ -180,7 +180,7 @@ def texts(walkthrough: Walkthrough | None = None) -> dict:
 
     >>> t = texts()
     >>> t["goodput"], t["bill"]
-    ('97.3 %', '$512,000')
+    ('97.3 %', '$508,000')
     """
     return {r.key: r.text for r in ledger_rows(walkthrough)}
 
@@ -314,7 +314,7 @@ def time_budget_days(walkthrough: Walkthrough | None = None) -> list:
     failures, checkpoints and restarts are paid (step ⑥: run / goodput).
 
     >>> [round(d) for _, d in time_budget_days()]
-    [76, 149, 153]
+    [76, 147, 151]
     """
     w = Walkthrough() if walkthrough is None else walkthrough
     s2 = w.step2_compute()
@@ -376,7 +376,7 @@ def time_budget_figure(walkthrough: Walkthrough | None = None):
     per row on one zero baseline, its days written at its end.
 
     >>> [round(d) for _, d in time_budget_figure().data["bars"]]
-    [76, 149, 153]
+    [76, 147, 151]
     """
 
     bars = time_budget_days(walkthrough)
