@@ -43,6 +43,7 @@ def half_width(accelerator, dtype="bf16") -> float:
     a = hardware.get(accelerator)
     return a.peak_flops(dtype) / a.require("memory_bandwidth")
 
+
 #: A mixture of experts is **fine-grained** when its routed experts are at most this many hidden widths wide
 #: (DeepSeekMoE's fine-grained expert segmentation: many narrow experts, several routed per token): DeepSeek-V3
 #: (2,048 wide against h = 7,168), Qwen3 (768 and 1,536 against 2,048 and 4,096) and gpt-oss (2,880 = h). Such a
@@ -238,8 +239,6 @@ def model_kind(model) -> str:
     if not m.is_moe:
         return "dense"
     return "moe" if expert_width(m) > FINE_GRAINED * m.hidden else "fine-grained moe"
-
-
 
 
 def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megatron-core", moe=False,

@@ -681,7 +681,6 @@ class Walkthrough:
         >>> e.shippable["2023-10"], round(e.shippable_days["2023-10"])
         ('H20', 311)
         """
-        flops = self.step2_compute().flops
         cls, ship, peak, days = {}, {}, {}, {}
         for r in policy.rules():
             cls[r.id] = policy.classify(self.accelerator, r.id)
