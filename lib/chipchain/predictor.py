@@ -26,7 +26,7 @@ from functools import lru_cache
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
 __all__ = ["half_width", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
-           "predict_step", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
+           "predict_step", "setting_errors", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
 
 
 def half_width(accelerator, dtype="bf16") -> float:
@@ -187,9 +187,8 @@ def _steps(exclude_families=(), fittable=False) -> list:
 
 def outside_rows() -> tuple:
     """Ids of the step rows the model cannot reproduce at any efficiency ≤ 1 — its exposed traffic alone is longer
-    than the measured step (today: the largest expert-parallel MoE configurations, whose all-to-all the vendors
-    hide or shrink in ways the model does not price: node-limited routing, FP8 dispatch, DeepEP). They are left
-    out of the fit and scored like every other row."""
+    than the measured step (MoE rows whose all-to-all a vendor hides in ways the model does not price, a DeepSpeed
+    2021 ZeRO-3 row whose exposed gathers alone nearly fill its step). Left out of the fit, scored like the rest."""
     return tuple(r.name for r in _steps() if _row_eta_inf(r.name) is None)
 
 
@@ -324,14 +323,34 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
                    efficiency=efficiency, expert_imbalance=expert_imbalance, check_memory=check_memory)
 
 
-def row_prediction(name, exclude_families=()) -> steptime.StepTime:
-    """One published step row predicted by the fit without ``exclude_families`` (its own family, for scoring)."""
+def row_prediction(name, exclude_families=(), framework=None) -> steptime.StepTime:
+    """One published step row predicted by the fit without ``exclude_families`` (its own family, for scoring); a
+    ``framework`` (name or record: :func:`setting_errors`) asks what the row would take in it — a what-if."""
     r = published_runs.get(name)
     if not r.fully_specified:
         raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
+    fw = r.plan["framework"] if framework is None else frameworks.get(framework)
     return predict_plan(_plan(r), _model(r), _cluster(r), dtype=r.dtype,
-                   framework=r.plan["framework"], schedule=r.plan["schedule"], check_memory=False,
+                   framework=fw, schedule=r.plan["schedule"], check_memory=False,
                    exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
+
+
+def setting_errors(framework, **settings) -> dict:
+    """What a framework's settings are worth: {row: (error as recorded, error with ``settings`` — fields of
+    :class:`chipchain.frameworks.Framework` — changed)} over its fully specified rows, each leave-one-family-out.
+    DeepSpeed 2021's ZeRO-3 with its gathers hidden at a node's eight NICs, as its ``overlap_comm`` promised:
+
+    >>> now, hidden = setting_errors("deepspeed-2021", dp_overlap=1.0, dp_links="node")["narayanan21-t2-zero3-175b-1536"]
+    >>> abs(now) < 0.2 < -hidden
+    True
+    """
+    fw = frameworks.get(framework)
+    bad = sorted(set(settings) - {f.name for f in dataclasses.fields(fw)}) if settings else ["(none given)"]
+    if bad:
+        raise ValueError(f"settings: name fields of a framework to change, not {', '.join(bad)}")
+    other = dataclasses.replace(fw, **settings)
+    return {e.name: (e.error, row_prediction(e.name, (e.family,), other).seconds / e.measured - 1)
+            for e in step_errors() if e.framework == fw.name}
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
         bubble = parallel.bubble_fraction(plan.pp, plan.microbatches, v) * work
 
     # traffic, and what the framework hides behind the computation beside it
-    rows = traffic.communication(plan, m, c, recipe, fw.rank_order)
+    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
     by_kind: dict = {}
     for r in rows:
         by_kind[_kind(r.kind)] = by_kind.get(_kind(r.kind), 0.0) + r.seconds

@@ -31,7 +31,8 @@ class CommRow:
     seconds: float
 
 
-def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order="tp-cp-dp-pp") -> tuple:
+def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order="tp-cp-dp-pp",
+                  dp_links="node") -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
     placement on ``cluster`` in rank ``order`` dictates (its intra-node link inside a node, its inter-node link across nodes;
     per-direction bandwidth). b = micro-batch, s = sequence, h = hidden; with context parallelism each rank holds
@@ -53,7 +54,9 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
       gradient bytes each), over the dp × cp ranks that hold the same weights (experts over dp·cp/ep): a ring
       all-reduce (2Ψ bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3
       (FSDP) a reduce-scatter of gradients and two all-gathers of the weights per micro-batch, forward and
-      backward (3Ψ for one micro-batch; Rajbhandari et al. 2020, §7).
+      backward (3Ψ for one micro-batch; Rajbhandari et al. 2020, §7). ``dp_links`` "node" runs a DP ring that leaves
+      the node on all the NICs its ranks there own (NCCL's channels); "nic" at one NIC per GPU (DeepSpeed's ZeRO-3
+      of 2021: :data:`chipchain.frameworks.DP_LINKS`).
 
     >>> rows = communication(Plan(tp=8, pp=16, dp=8, microbatches=64), "175B", "A100")
     >>> [(r.kind, r.link, round(r.sent_bytes / 1e9, 1)) for r in rows]
@@ -111,6 +114,9 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
         grads = rec.gradients * psi
         grp = where.dp if plan.dp > 1 else where.cp
         ln, bw, lat = grp.link, grp.bandwidth, grp.link.latency
+        one_nic = _check.choice("dp_links", dp_links, ("node", "nic")) == "nic" and grp.scope == "inter-node"
+        if one_nic:
+            bw = ln.bandwidth_per_direction
         if plan.zero == 3:             # weights gathered for every micro-batch, forward and backward
             weights, k = rec.weights * psi, 2 * plan.microbatches
             t = comms.reduce_scatter_time(grads, d, bw, lat) + k * comms.allgather_time(weights, d, bw, lat)
@@ -118,7 +124,7 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
                                 "end of step", ln.name, k + 1, grads, (d - 1) / d * (grads + k * weights), t))
         else:
             kind = "DP gradient all-reduce" if plan.zero == 0 else f"DP ZeRO-{plan.zero} reduce-scatter + gather"
-            if grp.stride == 1 and plan.dp > 1:    # whole nodes in rank order: NCCL's choice (chapter 3)
+            if grp.stride == 1 and plan.dp > 1 and not one_nic:    # whole nodes in rank order: NCCL's choice (chapter 3)
                 t = comms.fastest_allreduce(grads, _node(cluster), d)[1]
             else:                                  # a strided group: one ring over its ranks' links
                 t = comms.ring_allreduce_time(grads, d, bw, lat)
