@@ -134,13 +134,16 @@ def test_timeline_and_superpods():
     atlas = [p for name, p in pods.items() if name.startswith("Atlas")]
     assert sorted(p.peak_flops / 1e15 for p in atlas) == pytest.approx([288.7, 307.2])  # both figures the page prints
     assert max(p.gpu_peak_flops for p in atlas) / 1e12 == pytest.approx(800)       # 307.2 PF / 384
-    # NVIDIA's GB200 NVL72 page: FP16/BF16 Tensor Core 360 PFLOPS with sparsity, 180 dense (2.5 per GPU); the
-    # catalog's per-GPU B200 figure (DGX B200 ÷ 8 = 2.25 PFLOPS) gives the older estimate of 162
+    # NVIDIA's GB200 NVL72 page: FP16/BF16 Tensor Core 360 PFLOPS with sparsity, 180 dense (2.5 per GPU); the row's
+    # part is the catalog's GB200, whose record is that page over 72, so printed and catalog agree; the DGX B200's
+    # per-GPU figure (DGX B200 ÷ 8 = 2.25 PFLOPS) gives chapter 10's older estimate of 162
     nvl72 = pods["GB200 NVL72"]
-    assert nvl72.peak_flops == pytest.approx(180e15)
+    assert nvl72.peak_flops == pytest.approx(180e15) and nvl72.accelerator is hardware.get("GB200")
     assert 72 * hardware.get("B200").peak_flops("bf16") == pytest.approx(162e15)
     s = views_policy.superpods()
-    assert s.loc["GB200 NVL72", "catalog_pflops"] == pytest.approx(162)
+    assert s.loc["GB200 NVL72", "catalog_pflops"] == pytest.approx(180)
+    # the derived memory (72 × the GB200 record) is what NVIDIA prints, in its TB of 1,000 binary GB
+    assert nvl72.memory_bytes == pytest.approx(nvl72.printed_memory_bytes, rel=0.005)
     assert sorted(s.loc[s.index.str.startswith("Atlas"), "pflops_16bit"]) == pytest.approx([288.7, 307.2])
 
 

@@ -103,7 +103,7 @@ def superpods():
     ``catalog_pflops`` is the accelerator count times the catalog's per-part dense BF16 figure, beside the printed one.
 
     >>> superpods()[["pflops_16bit", "catalog_pflops"]].round(1).values.tolist()[2]
-    [180.0, 162.0]
+    [180.0, 180.0]
     """
     import pandas as pd
 
