@@ -158,6 +158,7 @@ def test_peak_memory_matches_models_and_scales():
     assert (flash[2048] - flash[1024]) / 1024 == pytest.approx(64 * 8, rel=0.05)
 
 
+@pytest.mark.budget
 def test_budget_n4096_d64_time_and_memory():
     """The issue's budget: N = 4096, d = 64 in < 2 s (best of 2 on the 2-core machine) and peak extra memory
     at least 10× below naive attention's."""

@@ -3,9 +3,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 IMPORT_BUDGET_S = 0.3
 
 
+@pytest.mark.budget
 def test_import_chipchain_is_fast(tmp_path):
     """`import chipchain` (and the core modules a chapter's first cell needs) stays under 0.3 s, best of 3.
 

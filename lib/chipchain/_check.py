@@ -6,6 +6,7 @@ expected: ``True`` is an int in Python, but a flag passed as a GPU count is a bu
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -15,6 +16,10 @@ __all__ = ["number", "positive", "nonnegative", "fraction", "integer", "choice",
 
 def number(name: str, value, *, allow_zero: bool = True, allow_negative: bool = False) -> float:
     """Return ``value`` as a float after checking it is a finite real number."""
+    if type(value) is float or type(value) is int:        # the common case, without the ABC checks below
+        v = float(value)
+        if -math.inf < v < math.inf and (v > 0 or (v == 0 and allow_zero) or (v < 0 and allow_negative)):
+            return v                                       # anything else falls through to name the fault
     if isinstance(value, Missing):
         raise value.error()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -106,6 +111,8 @@ def flag(name: str, value) -> bool:
 
 def integer(name: str, value, *, minimum: int = 1) -> int:
     """An integer ≥ ``minimum`` (bool rejected; integral floats such as 8.0 accepted)."""
+    if type(value) is int and value >= minimum:            # the common case, without the ABC checks below
+        return value
     if isinstance(value, Missing):
         raise value.error()
     if isinstance(value, bool):
@@ -147,7 +154,7 @@ def values(name: str, value, check=None):
     ValueError: mfu must hold finite numbers (no NaN or infinity), got [0.4, nan]
     """
     check = nonnegative if check is None else check
-    if not _is_array(value):
+    if type(value) is float or type(value) is int or not _is_array(value):
         return check(name, value)
     import numpy as np
 
@@ -173,6 +180,8 @@ def result(x):
 
 def choice(name: str, value, options) -> str:
     """One of a fixed set of strings (case-insensitive); the message lists the options."""
+    if type(value) is str and isinstance(options, (tuple, frozenset, dict)) and value in options:
+        return value                                       # exactly as spelled: the common case
     opts = list(options)
     if isinstance(value, str):
         for o in opts:
@@ -181,6 +190,7 @@ def choice(name: str, value, options) -> str:
     raise ValueError(f"{name} must be one of {', '.join(map(repr, opts))}; got {value!r}")
 
 
+@functools.lru_cache(maxsize=4096)
 def key(name: str) -> str:
     """The normalised form used to look names up: lower case, runs of spaces and underscores as one hyphen."""
     import re

@@ -234,7 +234,8 @@ def exposed_seconds(comm_seconds, overlap=0.0, compute_seconds=None):
     tm = _check.values("comm_seconds", comm_seconds, _check.nonnegative)
     hidden = _check.values("overlap", overlap, _check.probability) * tm
     if compute_seconds is not None:
-        hidden = np.minimum(hidden, _check.values("compute_seconds", compute_seconds, _check.nonnegative))
+        cap = _check.values("compute_seconds", compute_seconds, _check.nonnegative)
+        hidden = min(hidden, cap) if type(hidden) is float and type(cap) is float else np.minimum(hidden, cap)
     return _check.result(tm - hidden)
 
 

@@ -144,8 +144,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
     cap = memory.usable_capacity(acc, reserve)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
     eta = {}
-    valid, fits = 0, []
-    smallest = None
+    valid, shapes_all = 0, []
     for tp in _divisors(n):
         if m.heads % tp or m.hidden % tp:
             continue
@@ -158,7 +157,6 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
             for b in bs:
                 if (B // dp) % b:
                     continue
-                mb = B // (dp * b)
                 sps = (False, True) if tp > 1 else (False,)
                 zeros = range(2) if pp > 1 else range(4)
                 eps = [e for e in _divisors(dp) if m.experts % e == 0] if m.is_moe else [1]
@@ -167,36 +165,20 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                     # within one traffic shape memory only falls with the ZeRO stage and with sequence
                     # parallelism, so the least-memory variant of each shape stands for it
                     for zero in sorted({max(z for z in zeros if z < 3)} | ({3} if 3 in zeros else set())):
-                        sp = sps[-1]
-                        L = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero, ep=ep,
-                                          sequence_parallel=sp, recompute=rc, microbatches=mb, flash=flash,
-                                          fp8=fp8)
-                        plan = (tp, pp, dp, b, zero, rc, sp, ep)
-                        if smallest is None or L.total < smallest[0]:
-                            smallest = (L.total, plan)
-                        if L.total <= cap:
-                            fits.append((L.total, plan))
+                        shapes_all.append((tp, pp, dp, b, zero, rc, sps[-1], ep))
     if not valid:
         raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: no TP × PP × DP split of {n:,} GPUs has TP "
                          f"dividing its {m.heads} heads, PP its {m.layers} layers and DP the {B:,}-sequence batch "
                          f"(micro-batch sizes {', '.join(map(str, bs))})")
-    if not fits:
-        tot, (tp, pp, dp, b, zero, rc, sp, ep) = smallest
-        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {valid:,} valid plans fits "
-                         f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(tot)} "
-                         f"(TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero}, {rc} recomputation)")
-    best: dict = {}                      # one price per traffic shape, at its least memory
-    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in fits:
-        key = (tp, pp, dp, b, rc, zero == 3, ep)
-        if key not in best or tot < best[key][0]:
-            best[key] = (tot, (tp, pp, dp, b, zero, rc, sp, ep))
     # price in order of a lower bound (the average GPU's computation with its bubble, which the step model never
-    # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes)
+    # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes);
+    # memory is judged on the way, so plans the bound already rules out are never costed
     peak = acc.peak_flops(dtype)
     per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
                  for rc in activations.RECOMPUTE}
     order = []
-    for tot, (tp, pp, dp, b, zero, rc, sp, ep) in best.values():
+    for shape in shapes_all:
+        tp, pp, dp, b, zero, rc, sp, ep = shape
         if tp not in eta:            # the predictor's η: dense GEMMs at their width, routed experts at theirs
             if efficiency is None:
                 kw = dict(dtype=dtype, framework=fw.name, moe=predictor.model_kind(m))
@@ -206,22 +188,41 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
             else:
                 eta[tp] = (_check.fraction("efficiency", efficiency), None)
         work = B * m.seq * per_token[rc] / (n * peak * max(e for e in eta[tp] if e is not None))
-        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), tot, (tp, pp, dp, b, zero, rc, sp, ep)))
-    order.sort(key=lambda x: (x[0], x[1]))
-    priced, shapes = [], {}
-    for bound, tot, (tp, pp, dp, b, zero, rc, sp, ep) in order:
+        order.append((work * (1 + parallel.bubble_fraction(pp, B // (dp * b))), shape))
+    order.sort(key=lambda x: x[0])
+    priced, shapes, smallest, i = [], {}, None, 0
+    while i < len(order):
+        bound = order[i][0]
         if distinct_shapes:
             kth = sorted(shapes.values())[k_top - 1] if len(shapes) >= k_top else None
         else:
             kth = priced[k_top - 1][0] if len(priced) >= k_top else None
         if kth is not None and bound > kth:
             break
-        plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
-                             sequence_parallel=sp, recompute=rc, ep=ep)
-        s = steptime.step_time(plan, m, c, efficiency=eta[tp][0], expert_efficiency=eta[tp][1], dtype=dtype,
-                               recipe=recipe, framework=fw.name)
-        bisect.insort(priced, (s.seconds, tot, len(priced), plan))
-        shapes[(tp, pp, b)] = min(shapes.get((tp, pp, b), s.seconds), s.seconds)
+        j = i
+        while j < len(order) and order[j][0] == bound:      # equal bounds: least memory first
+            j += 1
+        group = []
+        for _, (tp, pp, dp, b, zero, rc, sp, ep) in order[i:j]:
+            tot = memory.ledger(m, recipe, microbatch=b, tp=tp, pp=pp, dp=dp, zero=zero, ep=ep, sequence_parallel=sp,
+                                recompute=rc, microbatches=B // (dp * b), flash=flash, fp8=fp8).total
+            if smallest is None or tot < smallest[0]:
+                smallest = (tot, (tp, pp, dp, b, zero, rc, sp, ep))
+            if tot <= cap:
+                group.append((tot, (tp, pp, dp, b, zero, rc, sp, ep)))
+        i = j
+        for tot, (tp, pp, dp, b, zero, rc, sp, ep) in sorted(group, key=lambda x: x[0]):
+            plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
+                                 sequence_parallel=sp, recompute=rc, ep=ep)
+            s = steptime.step_time(plan, m, c, efficiency=eta[tp][0], expert_efficiency=eta[tp][1], dtype=dtype,
+                                   recipe=recipe, framework=fw.name)
+            bisect.insort(priced, (s.seconds, tot, len(priced), plan))
+            shapes[(tp, pp, b)] = min(shapes.get((tp, pp, b), s.seconds), s.seconds)
+    if not priced:
+        tot, (tp, pp, dp, b, zero, rc, sp, ep) = smallest
+        raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: none of the {valid:,} valid plans fits "
+                         f"in {units.fmt_capacity(cap)} per GPU; the smallest needs {units.fmt_capacity(tot)} "
+                         f"(TP {tp} × PP {pp} × DP {dp}, ZeRO-{zero}, {rc} recomputation)")
     priced = [(secs, tot, plan) for secs, tot, _, plan in priced]
     if distinct_shapes:
         seen, keep = set(), []

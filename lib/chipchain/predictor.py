@@ -345,9 +345,9 @@ def setting_errors(framework, **settings) -> dict:
     True
     """
     fw = frameworks.get(framework)
-    bad = sorted(set(settings) - {f.name for f in dataclasses.fields(fw)}) if settings else ["(none given)"]
-    if bad:
-        raise ValueError(f"settings: name fields of a framework to change, not {', '.join(bad)}")
+    bad = sorted(set(settings) - {f.name for f in dataclasses.fields(fw)})
+    if bad or not settings:
+        raise ValueError(f"settings: name fields of a framework to change, not {', '.join(bad) or 'none'}")
     other = dataclasses.replace(fw, **settings)
     return {e.name: (e.error, row_prediction(e.name, (e.family,), other).seconds / e.measured - 1)
             for e in step_errors() if e.framework == fw.name}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _check, comms, memory, models
+from . import _check, comms, frameworks, memory, models
 from .parallel import Plan, _node, placement, stage_layers
 
 __all__ = ["CommRow", "communication", "zero_traffic_factor"]
@@ -114,7 +114,7 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
         grads = rec.gradients * psi
         grp = where.dp if plan.dp > 1 else where.cp
         ln, bw, lat = grp.link, grp.bandwidth, grp.link.latency
-        one_nic = _check.choice("dp_links", dp_links, ("node", "nic")) == "nic" and grp.scope == "inter-node"
+        one_nic = _check.choice("dp_links", dp_links, frameworks.DP_LINKS) == "nic" and grp.scope == "inter-node"
         if one_nic:
             bw = ln.bandwidth_per_direction
         if plan.zero == 3:             # weights gathered for every micro-batch, forward and backward
