@@ -364,3 +364,29 @@ def test_search_and_analyze_agree_for_every_recipe_and_overlap(recipe, framework
         a = plans.analyze(c.plan, "13B", "A100", n_gpus=64, recipe=recipe, framework=framework)
         assert c.memory_bytes == pytest.approx(a.ledger.total, rel=1e-9)      # summation order
         assert c.step_seconds == pytest.approx(a.step_seconds, rel=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(["7B", "13B", "70B", "175B", "DeepSeek-V2"]), st.sampled_from([64, 128, 512, 1024]),
+       st.sampled_from(["A100", "H100"]), st.sampled_from(["megatron-2022", "megatron-core", "torchtitan"]))
+def test_search_prunes_only_plans_that_cannot_win(name, n, acc, framework):
+    """The search skips plans whose computation bound, or whose traffic no computation can hide
+    (:func:`chipchain.steptime.exposed_floor`), already puts them behind the best: its answers are those of pricing
+    every fitting plan, and the floor is never above the step model's own exposed traffic."""
+    from chipchain import steptime
+    try:
+        everything = plans.search(name, acc, n, framework=framework, top=100_000)     # nothing can be pruned
+    except ValueError:
+        return
+    for kw in (dict(top=3), dict(top=3, distinct_shapes=True)):
+        found = plans.search(name, acc, n, framework=framework, **kw)
+        ranked = everything if not kw.get("distinct_shapes") else list(
+            {(c.plan.tp, c.plan.pp, c.plan.microbatch): c for c in reversed(everything)}.values())[::-1]
+        want = sorted(c.step_seconds for c in ranked)[:3]
+        assert [c.step_seconds for c in found] == want
+    c = systems.cluster(acc, n)
+    for cand in everything[:: max(1, len(everything) // 12)]:
+        floor = steptime.exposed_floor(cand.plan, name, c, framework=framework)
+        for eta in (0.05, 0.9):             # long windows hide the most; the floor is below even those
+            s = steptime.step_time(cand.plan, name, c, efficiency=eta, framework=framework)
+            assert 0 <= floor <= sum(s.exposed.values()) * (1 + 1e-12)

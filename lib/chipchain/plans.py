@@ -172,7 +172,8 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                          f"(micro-batch sizes {', '.join(map(str, bs))})")
     # price in order of a lower bound (the average GPU's computation with its bubble, which the step model never
     # undercuts), and stop once the bound passes the slowest of the best ``top`` (or ``top`` distinct shapes);
-    # memory is judged on the way, so plans the bound already rules out are never costed
+    # memory is judged on the way, and the traffic no computation can hide (steptime.exposed_floor) before a plan is
+    # priced, so plans either bound already rules out are never costed
     peak = acc.peak_flops(dtype)
     per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
                  for rc in activations.RECOMPUTE}
@@ -214,6 +215,8 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
         for tot, (tp, pp, dp, b, zero, rc, sp, ep) in sorted(group, key=lambda x: x[0]):
             plan = parallel.Plan(tp=tp, pp=pp, dp=dp, zero=zero, microbatches=B // (dp * b), microbatch=b,
                                  sequence_parallel=sp, recompute=rc, ep=ep)
+            if kth is not None and bound + steptime.exposed_floor(plan, m, c, recipe=recipe, framework=fw) > kth:
+                continue                 # its traffic alone puts it behind the best ``top``: not priced
             s = steptime.step_time(plan, m, c, efficiency=eta[tp][0], expert_efficiency=eta[tp][1], dtype=dtype,
                                    recipe=recipe, framework=fw.name)
             bisect.insort(priced, (s.seconds, tot, len(priced), plan))

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from . import _check, activations, comms, frameworks, hardware, memory, models, parallel, systems, traffic
 
-__all__ = ["StepTime", "executed_flops_per_token", "step_time", "SCHEDULES", "DPStep", "data_parallel_step"]
+__all__ = ["StepTime", "executed_flops_per_token", "step_time", "exposed_floor", "SCHEDULES", "DPStep", "data_parallel_step"]
 
 #: pipeline schedules the step model prices: 1F1B (interleaved when the plan has virtual stages) and DualPipe
 SCHEDULES = ("1F1B", "DualPipe")
@@ -123,6 +123,48 @@ def _kind(row_kind: str) -> str:
     return row_kind.split()[0]          # "TP", "CP", "PP", "EP", "DP"
 
 
+def _exposed(plan, c, fw, rows, window, layers, ep_overlap=None) -> dict:
+    """{kind: seconds} of ``rows``' traffic that the computation beside it does not hide: the framework's overlap
+    share of each kind within its ``window`` of computation (None: unbounded), the one rule :func:`step_time` and
+    :func:`exposed_floor` apply. ``layers``: the busiest GPU's layers (None: no last-bucket floor)."""
+    by_kind: dict = {}
+    for r in rows:
+        by_kind[_kind(r.kind)] = by_kind.get(_kind(r.kind), 0.0) + r.seconds
+    # comm-GEMM overlap of TP traffic needs the TP group inside the NVLink domain (Transformer Engine userbuffers)
+    tp_inside = "TP" not in by_kind or parallel.placement(plan, c, fw.rank_order).tp.scope != "inter-node"
+    share_of = {"TP": fw.tp_overlap if tp_inside else 0.0,
+                "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
+                "PP": fw.pp_overlap, "DP": fw.dp_overlap,
+                "EP": fw.ep_overlap if ep_overlap is None else float(_check.flag("ep_overlap", ep_overlap))}
+    exposed = {}
+    for k, t in by_kind.items():
+        e = float(comms.exposed_seconds(t, share_of[k], None if window is None else window[k]))
+        if k == "DP" and share_of[k] > 0 and layers is not None:   # the last layer's bucket has nothing left to hide
+            e = max(e, t / max(layers, 1) * (0 if plan.zero == 3 else 1))        # behind
+        exposed[k] = e
+    return exposed
+
+
+def exposed_floor(plan, model, cluster, *, recipe="mixed-adam", framework="megatron-core") -> float:
+    """Seconds of ``plan``'s traffic that no amount of computation could hide: :func:`step_time`'s exposed
+    communication with every overlap window unbounded, so a lower bound on what it adds to the step (what
+    :func:`chipchain.plans.search` prices first, to skip plans whose traffic alone rules them out).
+
+    >>> from chipchain import parallel
+    >>> inside, across = (exposed_floor(parallel.Plan(tp=t, dp=1024 // t), "175B", "A100") for t in (8, 32))
+    >>> inside < across                # TP 32 crosses nodes, where no GEMM hides its all-reduces
+    True
+    """
+    if not isinstance(plan, parallel.Plan):
+        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
+    m, fw = models.get(model), frameworks.get(framework)
+    c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
+    if c.n_gpus != plan.n_gpus:
+        raise ValueError(f"the plan uses {plan.n_gpus} GPUs but the cluster has {c.n_gpus}")
+    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
+    return sum(_exposed(plan, c, fw, rows, None, None).values())
+
+
 def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
               framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0,
               ep_overlap=None, expert_efficiency=None) -> StepTime:
@@ -202,25 +244,11 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
 
     # traffic, and what the framework hides behind the computation beside it
     rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
-    by_kind: dict = {}
-    for r in rows:
-        by_kind[_kind(r.kind)] = by_kind.get(_kind(r.kind), 0.0) + r.seconds
     attn_time = tokens_gpu * share[busiest] * 3 * attn / slow
     last_backward = work * 2 / 3 / plan.microbatches
     window = {"TP": work, "CP": attn_time, "PP": work, "EP": work,
               "DP": work if plan.zero == 3 else last_backward}
-    # comm-GEMM overlap of TP traffic needs the TP group inside the NVLink domain (Transformer Engine userbuffers)
-    tp_inside = parallel.placement(plan, c, fw.rank_order).tp.scope != "inter-node"
-    share_of = {"TP": fw.tp_overlap if tp_inside else 0.0,
-                "CP": fw.cp_overlap if plan.cp_variant == "ring" else 0.0,
-                "PP": fw.pp_overlap, "DP": fw.dp_overlap,
-                "EP": fw.ep_overlap if ep_overlap is None else float(_check.flag("ep_overlap", ep_overlap))}
-    exposed = {}
-    for k, t in by_kind.items():
-        e = float(comms.exposed_seconds(t, share_of[k], window[k]))
-        if k == "DP" and share_of[k] > 0:          # the last layer's bucket has nothing left to hide behind
-            e = max(e, t / max(per_gpu[busiest], 1) * (0 if plan.zero == 3 else 1))
-        exposed[k] = e
+    exposed = _exposed(plan, c, fw, rows, window, per_gpu[busiest], ep_overlap)
 
     L = memory.ledger(m, recipe, microbatch=plan.microbatch, tp=plan.tp, pp=plan.pp, dp=plan.dp, zero=plan.zero,
                       sequence_parallel=plan.sequence_parallel, recompute=plan.recompute,
