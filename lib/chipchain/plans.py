@@ -144,7 +144,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
     cap = memory.usable_capacity(acc, reserve)
     bs = sorted({_check.integer("microbatch_sizes", b) for b in microbatch_sizes})
     eta = {}
-    valid, shapes_all = 0, []
+    valid, candidates = 0, []
     for tp in _divisors(n):
         if m.heads % tp or m.hidden % tp:
             continue
@@ -165,7 +165,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
                     # within one traffic shape memory only falls with the ZeRO stage and with sequence
                     # parallelism, so the least-memory variant of each shape stands for it
                     for zero in sorted({max(z for z in zeros if z < 3)} | ({3} if 3 in zeros else set())):
-                        shapes_all.append((tp, pp, dp, b, zero, rc, sps[-1], ep))
+                        candidates.append((tp, pp, dp, b, zero, rc, sps[-1], ep))
     if not valid:
         raise ValueError(f"no plan for {m.name} on {n:,} × {acc.name}: no TP × PP × DP split of {n:,} GPUs has TP "
                          f"dividing its {m.heads} heads, PP its {m.layers} layers and DP the {B:,}-sequence batch "
@@ -178,7 +178,7 @@ def _search(m, c, batch, recipe, dtype, framework, efficiency, reserve, microbat
     per_token = {rc: steptime.executed_flops_per_token(m, recompute=rc, framework=fw.name)
                  for rc in activations.RECOMPUTE}
     order = []
-    for shape in shapes_all:
+    for shape in candidates:
         tp, pp, dp, b, zero, rc, sp, ep = shape
         if tp not in eta:            # the predictor's η: dense GEMMs at their width, routed experts at theirs
             if efficiency is None:

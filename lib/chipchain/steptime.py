@@ -145,6 +145,17 @@ def _exposed(plan, c, fw, rows, window, layers, ep_overlap=None) -> dict:
     return exposed
 
 
+def _resolve(plan, model, cluster):
+    """(model, cluster) records for ``plan``: the one check :func:`step_time` and :func:`exposed_floor` share."""
+    if not isinstance(plan, parallel.Plan):
+        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
+    m = models.get(model)
+    c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
+    if c.n_gpus != plan.n_gpus:
+        raise ValueError(f"the plan uses {plan.n_gpus} GPUs but the cluster has {c.n_gpus}")
+    return m, c
+
+
 def exposed_floor(plan, model, cluster, *, recipe="mixed-adam", framework="megatron-core") -> float:
     """Seconds of ``plan``'s traffic that no amount of computation could hide: :func:`step_time`'s exposed
     communication with every overlap window unbounded, so a lower bound on what it adds to the step (what
@@ -155,12 +166,8 @@ def exposed_floor(plan, model, cluster, *, recipe="mixed-adam", framework="megat
     >>> inside < across                # TP 32 crosses nodes, where no GEMM hides its all-reduces
     True
     """
-    if not isinstance(plan, parallel.Plan):
-        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
-    m, fw = models.get(model), frameworks.get(framework)
-    c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
-    if c.n_gpus != plan.n_gpus:
-        raise ValueError(f"the plan uses {plan.n_gpus} GPUs but the cluster has {c.n_gpus}")
+    m, c = _resolve(plan, model, cluster)
+    fw = frameworks.get(framework)
     rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
     return sum(_exposed(plan, c, fw, rows, None, None).values())
 
@@ -190,12 +197,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     >>> sorted(s.exposed), round(s.exposed["EP"], 1), s.fits
     (['DP', 'EP', 'PP'], 7.1, True)
     """
-    if not isinstance(plan, parallel.Plan):
-        raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")
-    m = models.get(model)
-    c = systems.cluster(cluster, plan.n_gpus) if not isinstance(cluster, systems.Cluster) else cluster
-    if c.n_gpus != plan.n_gpus:
-        raise ValueError(f"the plan uses {plan.n_gpus} GPUs but the cluster has {c.n_gpus}")
+    m, c = _resolve(plan, model, cluster)
     eta = _check.fraction("efficiency", efficiency)
     fw = frameworks.get(framework)
     sched = _check.choice("schedule", schedule, SCHEDULES)
