@@ -68,6 +68,22 @@ def test_rows_outside_the_model_are_named_and_still_scored():
         assert r.model.is_moe or (r.plan["framework"] == "deepspeed-2021" and r.plan["zero"] == 3), n
 
 
+def test_published_twins_put_a_floor_under_any_models_worst_error():
+    """Megatron-Bridge's 26.02 and 26.02.01 tables print one Qwen3-30B-A3B configuration (16 H100s, FP8, PP 2, VP 12,
+    EP 8, GBS 1,024 × 4,096) at 5,113 and 9,058 tokens/s/GPU. Every setting the file records is the same, so any
+    model that gives a configuration one answer misses one of them by (slow − fast) / (slow + fast) or more."""
+    a, b = (published_runs.get(n) for n in ("mb2602-qwen3-30b-a3b-h100-16-fp8", "mb260201-qwen3-30b-a3b-h100-16-fp8"))
+    assert a.plan == b.plan and a.model == b.model and (a.accelerator, a.n_gpus, a.dtype) == (b.accelerator, b.n_gpus, b.dtype)
+    slow, fast = (1024 * 4096 / (tps * 16) for tps in (5_113, 9_058))       # the step from the printed throughput
+    assert (a.step_seconds, b.step_seconds) == pytest.approx((slow, fast), rel=1e-3)
+    bound = dict((frozenset(names), x) for names, x in predictor.twins())[frozenset((a.name, b.name))]
+    assert bound == pytest.approx((9_058 - 5_113) / (9_058 + 5_113), rel=1e-3) and bound > 0.2   # above the floor
+    # the book's model gives each group one answer, so its worst error over a group is never under the group's bound
+    errs = {e.name: abs(e.error) for e in predictor.step_errors()}
+    for names, x in predictor.twins():
+        assert max(errs[n] for n in names) >= x - 1e-12, names
+
+
 def test_a_plan_that_ran_fits_in_memory():
     # every published step whose recomputation is stated, or chosen as the least that fits, fits the ledger —
     # except torchtitan's 8B rows, run on 96 GB H100s the catalog's 80 GB part does not describe. (NeMo 25.04's

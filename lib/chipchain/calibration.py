@@ -15,16 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, _data, compute, hardware, models, published_runs
+from . import _check, _data, compute, hardware, models, published_runs, units
 
 __all__ = ["conflicts", "implied_mfu", "flops_per_token", "CONVENTIONS", "convert_mfu",
            "rescale_peak", "same_generation", "mfu_range", "HoursError", "gpu_hours_errors"]
-
-def _median(values) -> float:
-    """The median of an iterable of numbers (kept here: the statistics module costs 20 ms of import time)."""
-    v = sorted(values)
-    k = len(v) // 2
-    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
 
 
 #: what a "FLOP" counts, from fewest to most (Chowdhery et al. 2022 App. B; Korthikanti et al. 2022 §6)
@@ -159,7 +153,7 @@ def mfu_range(accelerator="A100", min_gpus=384) -> tuple:
         raise ValueError(f"no published run on {hardware.get(accelerator).name}'s generation with at least {k} GPUs")
     vals = sorted((implied_mfu(r.active_params, r.tokens, r.gpu_hours, r.accelerator, r.dtype), r.name) for r in rows)
     us = [v for v, _ in vals]
-    return us[0], _median(us), us[-1], tuple(n for _, n in vals)
+    return us[0], units.median(us), us[-1], tuple(n for _, n in vals)
 
 
 @dataclass(frozen=True)
@@ -196,7 +190,7 @@ def gpu_hours_errors(fixed_mfu=0.5) -> tuple:
         others = [x for x in whole if x is not r and x.accelerator.name in gen]
         if not others:
             continue
-        u = _median(implied_mfu(x.active_params, x.tokens, x.gpu_hours, x.accelerator, x.dtype)
+        u = units.median(implied_mfu(x.active_params, x.tokens, x.gpu_hours, x.accelerator, x.dtype)
                               for x in others)
         flops = compute.training_flops(r.active_params, r.tokens)
         peak = r.accelerator.peak_flops(r.dtype)

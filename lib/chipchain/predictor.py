@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
 __all__ = ["half_width", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
-           "predict_step", "setting_errors", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows"]
+           "predict_step", "setting_errors", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows", "twins"]
 
 
 def half_width(accelerator, dtype="bf16") -> float:
@@ -51,14 +50,6 @@ def half_width(accelerator, dtype="bf16") -> float:
 #: Mixtral's 8 experts, 14,336 wide (3.5 h), are dense-sized MLPs. Any threshold between 1 and 3.5 sorts the
 #: catalog's models the same way.
 FINE_GRAINED = 2.0
-
-
-def _median(values) -> float:
-    v = sorted(values)
-    if not v:
-        raise ValueError("no values to take a median of")
-    k = len(v) // 2
-    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
 
 
 def generation(accelerator) -> str:
@@ -93,10 +84,6 @@ def _plan_of(name: str) -> parallel.Plan:
                               framework=p["framework"], schedule=p["schedule"]).fits:
             return plan
     return plan
-
-
-def _plan(run) -> parallel.Plan:
-    return _plan_of(run.name)
 
 
 def _model(run):
@@ -155,7 +142,7 @@ def dense_width(model, tp=1, accelerator="H100", dtype="bf16"):
 def _run_step(run, eta):
     """The step at large-matrix efficiency ``eta`` × the width factor of each GEMM family (dense at hidden / tp,
     routed experts at their own width)."""
-    m, p = _model(run), _plan(run)
+    m, p = _model(run), _plan_of(run.name)
     fe, r = expert_width(m), half_width(run.accelerator, run.dtype)
     return steptime.step_time(p, m, _cluster(run),
                               efficiency=min(eta * _width_share(dense_width(m, p.tp, run.accelerator, run.dtype), r), 1.0),
@@ -192,6 +179,24 @@ def outside_rows() -> tuple:
     return tuple(r.name for r in _steps() if _row_eta_inf(r.name) is None)
 
 
+def twins() -> tuple:
+    """Rows the model cannot tell apart (one plan, model, cluster, format, framework, schedule, overlap flag) measured
+    at different times: ((names, least worst |error|), …), widest first. A model giving a configuration one answer
+    misses a row of a group by at least (slowest − fastest) / (slowest + fastest) (at their harmonic mean).
+    Megatron-Bridge 26.02 and 26.02.01 print one Qwen3-30B-A3B configuration at 51.3 s and 28.9 s a step:
+
+    >>> [round(bound, 3) for names, bound in twins() if "mb2602-qwen3-30b-a3b-h100-16-fp8" in names]
+    [0.278]
+    """
+    groups: dict = {}
+    for r in _steps():
+        groups.setdefault((_plan_of(r.name), _model(r).name, _model(r).seq, r.system or r.accelerator.name, r.n_gpus,
+                           r.dtype, *(r.plan[k] for k in ("framework", "schedule", "ep_overlap"))), []).append(r)
+    out = [(tuple(sorted(r.name for r in g)), (max(t) - min(t)) / (max(t) + min(t)))
+           for g in groups.values() for t in [[r.step_seconds for r in g]] if max(t) > min(t)]
+    return tuple(sorted(out, key=lambda x: -x[1]))
+
+
 @lru_cache(maxsize=None)
 def _effects(exclude_families: tuple):
     """Median polish of log η∞ = generation + format + framework over the rows left (BF16 the reference format,
@@ -208,16 +213,11 @@ def _effects(exclude_families: tuple):
             for n, k in keys.items():
                 rest = y[n] - sum(eff[i].get(k[i], 0.0) for i in range(4) if i != j)
                 groups.setdefault(k[j], []).append(rest)
-            eff[j] = {g: _median(v) for g, v in groups.items()}
-            if j == 1 and "bf16" in eff[1]:          # BF16 the reference format
-                shift = eff[1]["bf16"]
-                eff[1] = {g: v - shift for g, v in eff[1].items()}
-            if j == 2:                                # frameworks centred
-                c = _median(eff[2].values())
-                eff[2] = {g: v - c for g, v in eff[2].items()}
-            if j == 3 and "dense" in eff[3]:          # dense models the reference
-                shift = eff[3]["dense"]
-                eff[3] = {g: v - shift for g, v in eff[3].items()}
+            eff[j] = {g: units.median(v) for g, v in groups.items()}
+            # BF16 the reference format, frameworks centred on their median, dense models the reference kind
+            shift = (eff[1].get("bf16", 0.0) if j == 1 else units.median(eff[2].values()) if j == 2
+                     else eff[3].get("dense", 0.0) if j == 3 else 0.0)
+            eff[j] = {g: v - shift for g, v in eff[j].items()}
     return eff[0], eff[1], eff[2], eff[3], tuple(sorted(y))
 
 
@@ -255,7 +255,7 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
     True
     """
     gens, fmts, fws, kinds, _ = _effects(tuple(sorted(set(exclude_families))))
-    g = gens.get(generation(accelerator), _median(gens.values()))
+    g = gens.get(generation(accelerator), units.median(gens.values()))
     if dtype not in fmts:
         if dtype == "bf16" or dtype == "fp16":
             f = 0.0
@@ -330,7 +330,7 @@ def row_prediction(name, exclude_families=(), framework=None) -> steptime.StepTi
     if not r.fully_specified:
         raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
     fw = r.plan["framework"] if framework is None else frameworks.get(framework)
-    return predict_plan(_plan(r), _model(r), _cluster(r), dtype=r.dtype,
+    return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype,
                    framework=fw, schedule=r.plan["schedule"], check_memory=False,
                    exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
 
@@ -353,7 +353,7 @@ def setting_errors(framework, **settings) -> dict:
             for e in step_errors() if e.framework == fw.name}
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class StepError:
     """One fully specified row predicted leave-one-family-out: measured and predicted s per step, relative error
     (predicted / measured − 1), the η used and the families the fit saw."""
@@ -416,4 +416,4 @@ def family_summary() -> dict:
     out: dict = {}
     for e in step_errors():
         out.setdefault(e.family, []).append(abs(e.error))
-    return {f: (len(v), _median(v), max(v)) for f, v in out.items()}
+    return {f: (len(v), units.median(v), max(v)) for f, v in out.items()}

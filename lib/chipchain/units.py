@@ -53,6 +53,22 @@ def count_up(cards_worth) -> int:
     return math.ceil(v * (1 - 1e-12))
 
 
+def median(values) -> float:
+    """The median of an iterable of numbers (the mean of the middle two of an even count); ``ValueError`` when it is
+    empty. The book's one median (the statistics module would cost 7 ms of import time):
+
+    >>> median([3, 1, 2]), median([4.0, -1.0, 3.0, 2.0])
+    (2.0, 2.5)
+    """
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"values must be an iterable of numbers, got {values!r}")
+    v = sorted(_check.number("values", x, allow_negative=True) for x in values)
+    if not v:
+        raise ValueError("values: no numbers to take a median of")
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+
+
 class Text(str):
     """A string that prints without quotes (its ``repr`` is itself), for myst-nb ``glue``."""
 

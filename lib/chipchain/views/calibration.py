@@ -121,7 +121,7 @@ def conflicts_table():
     import pandas as pd
 
     def fmt(v, unit):
-        return _pct(v) if unit == "fraction" else f"{v:,.0f}"
+        return _pct(v) if unit == "fraction" else f"{v:,.1f} s" if unit == "s" else f"{v:,.0f}"
 
     def gap(a, b):              # enough digits that a 110-hour gap is not "-0.0 %"
         g = b / a - 1
