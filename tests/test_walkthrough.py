@@ -45,7 +45,9 @@ def test_h100_walkthrough_uses_the_h100_peak_node_and_power():
     assert h.cluster.node is systems.node("DGX-H100") and h.gpus_per_node == 8
     assert h.step7_electricity().gpu_power == hardware.get("H100").tdp == 700
     assert h.step3_time().days[0.5] == pytest.approx(W.step3_time().days[0.5] * 312 / 989.4)   # top-down
-    assert h.run_seconds < W.run_seconds * 0.5                      # bottom-up: the same plan, three times the peak
+    # bottom-up: the same plan on 3.2 × the peak is faster, by less than the peak (the H100's ridge point is twice
+    # the A100's, so the same GEMMs reach a smaller share of it) and by more than half of it
+    assert W.run_seconds / 3.2 < h.run_seconds < W.run_seconds / 1.6
     assert W.replace(accelerator="H100").peak_flops == h.peak_flops   # an override is not carried to another part
 
 

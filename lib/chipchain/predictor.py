@@ -73,8 +73,7 @@ def _plan_of(name: str) -> parallel.Plan:
     kw = dict(tp=p["tp"], pp=p["pp"], dp=p["dp"], cp=p["cp"] or 1, ep=p["ep"] or 1, zero=p["zero"] or 0,
               microbatches=p["batch"] // (p["dp"] * p["microbatch"]), microbatch=p["microbatch"],
               virtual_stages=p["virtual_stages"] or 1, sequence_parallel=p["sequence_parallel"],
-              cp_variant=p["cp_variant"], offload_layers=p["offload_layers"] or 0,
-              recompute_modules=p["recompute_modules"])
+              cp_variant=p["cp_variant"], offload_layers=p["offload_layers"] or 0, recompute_modules=p["recompute_modules"])
     if p["recompute"]:
         return parallel.Plan(recompute=p["recompute"], **kw)
     # not stated: the least recomputation that fits, as the vendors' recipes choose it
@@ -87,8 +86,7 @@ def _plan_of(name: str) -> parallel.Plan:
 
 
 def _model(run):
-    m = run.model
-    return m if run.plan["seq"] in (None, m.seq) else dataclasses.replace(m, seq=run.plan["seq"])
+    return run.model if run.plan["seq"] in (None, run.model.seq) else dataclasses.replace(run.model, seq=run.plan["seq"])
 
 
 def _cluster(run):
@@ -166,10 +164,16 @@ def _row_eta_inf(name: str):
     return (lo + hi) / 2
 
 
+#: FP8 scalings the fitted format effect stands for: one scale per tensor (Transformer Engine's delayed or current,
+#: torchao's tensorwise) or unstated. torchao's row-wise scaling computes a scale per row of each operand in kernels
+#: of its own: its rows are left out of the fit, predicted as tensor-wise and scored like the rest.
+PRICED_FP8_SCALING = (None, "tensorwise")
+
+
 def _steps(exclude_families=(), fittable=False) -> list:
     drop = set(exclude_families)
-    return [r for r in published_runs.runs() if r.fully_specified and r.family not in drop
-            and (not fittable or _row_eta_inf(r.name) is not None)]
+    return [r for r in published_runs.runs() if r.fully_specified and r.family not in drop and (not fittable or (
+        _row_eta_inf(r.name) is not None and r.plan["fp8_scaling"] in PRICED_FP8_SCALING))]
 
 
 def outside_rows() -> tuple:
@@ -293,8 +297,7 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
                            schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap,
                            expert_efficiency=eta_e)
     if _check.flag("check_memory", check_memory) and not s.fits:
-        raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on "
-                         f"{c.accelerator.name}")
+        raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on {c.accelerator.name}")
     return s
 
 
@@ -308,9 +311,8 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
     if seq is not None and _check.integer("seq", seq) != m.seq:
         m = models.custom(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, seq=seq, vocab=m.vocab,
                           params=m.params, active_params=m.active_params, kv_heads=m.kv_heads, head_dim=m.head_dim)
-    n = _check.integer("n_gpus", n_gpus)
-    t, c, p = _check.integer("tp", tp), _check.integer("cp", cp), _check.integer("pp", pp)
-    b, mb = _check.integer("batch", batch), _check.integer("microbatch", microbatch)
+    n, t, c, p, b, mb = (_check.integer(k, v) for k, v in (("n_gpus", n_gpus), ("tp", tp), ("cp", cp), ("pp", pp),
+                                                            ("batch", batch), ("microbatch", microbatch)))
     if n % (t * c * p):
         raise ValueError(f"n_gpus={n} is not a multiple of tp × cp × pp = {t * c * p}")
     dp = n // (t * c * p)
@@ -330,9 +332,8 @@ def row_prediction(name, exclude_families=(), framework=None) -> steptime.StepTi
     if not r.fully_specified:
         raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
     fw = r.plan["framework"] if framework is None else frameworks.get(framework)
-    return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype,
-                   framework=fw, schedule=r.plan["schedule"], check_memory=False,
-                   exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
+    return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype, framework=fw, schedule=r.plan["schedule"],
+                        check_memory=False, exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
 
 
 def setting_errors(framework, **settings) -> dict:

@@ -43,7 +43,8 @@ class Run(_data.Record):
     mfu_note: str               #: why the stated MFU differs from the one the GPU-hours imply
     step_seconds: object        #: s per iteration as published, or None
     plan: dict                  #: tp, cp, pp, dp, ep, zero, batch, seq, microbatch, virtual_stages, recompute,
-    #: sequence_parallel, cp_variant, framework, schedule (None where the source does not state it)
+    #: sequence_parallel, cp_variant, framework, schedule, fp8_scaling (how an FP8 recipe scales its tensors:
+    #: "tensorwise" or torchao's "rowwise"), None where the source does not state it
     location: str
     tier: str
     caveat: str
@@ -91,7 +92,7 @@ def _row(row: dict) -> Run:
     plan["ep_overlap"] = {"true": True, "false": False, "": None}[ov]
     plan["recompute_modules"] = tuple(x.strip() for x in (row.get("recompute_modules") or "").split(";") if x.strip())
     plan["sequence_parallel"] = row["sequence_parallel"] == "true"
-    for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B")):
+    for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B"), ("fp8_scaling", None)):
         plan[k] = (row.get(k) or "").strip() or default
     return Run(row["id"], row["run"], row["family"], row["kind"], _model(row["model"]), f(row, "params"),
                f(row, "active_params"), f(row, "tokens"), hardware.get(row["accelerator"]), row.get("system") or "",

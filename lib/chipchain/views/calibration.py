@@ -91,7 +91,7 @@ def error_table(fixed_mfu=0.5):
 
     >>> t = error_table()
     >>> t.loc["all step configurations", "median |error|"]
-    '13.9 %'
+    '13.5 %'
     """
     import pandas as pd
 
