@@ -84,3 +84,33 @@ def test_a_capacity_in_brackets_never_nests_brackets():
         assert "(" not in text and ")" not in text, text
         binary, decimal = text.split(" = ")
         assert "iB" in binary and "iB" not in decimal, text
+
+
+@given(knots=st.lists(st.tuples(st.floats(0.01, 10), st.floats(0, 10)), min_size=1, max_size=6),
+       target=st.floats(0.01, 0.99))
+def test_rising_root_lands_on_the_crossing_of_any_rising_broken_line(knots, target):
+    """A rising piecewise-linear function (slopes > 0 between knots, as the step time is in 1/η) crosses zero once;
+    the root is where it does, to the tolerance asked, and lies in the range."""
+    xs = sorted({round(x, 6) for x, _ in knots} | {0.0, 11.0})
+    ys = [0.0]
+    for i in range(1, len(xs)):
+        ys.append(ys[-1] + (xs[i] - xs[i - 1]) * (1 + 3 * (i % 2)))   # slopes 1 and 4 alternate: kinks at the knots
+
+    def f(x):
+        i = max(j for j in range(len(xs)) if xs[j] <= x) if x < xs[-1] else len(xs) - 2
+        i = min(i, len(xs) - 2)
+        return ys[i] + (x - xs[i]) * (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]) - target * ys[-1]
+    x = units.rising_root(f, 0.0, 11.0, tol=1e-9 * ys[-1])
+    assert 0.0 <= x <= 11.0 and abs(f(x)) <= 1e-9 * ys[-1]
+
+
+def test_rising_root_clamps_to_the_range_and_names_bad_input():
+    assert units.rising_root(lambda x: x - 5, 0, 2, tol=1e-9) == 2          # never reaches zero: the right end
+    assert units.rising_root(lambda x: x + 5, 0, 2, tol=1e-9) == 0          # already above zero: the left end
+    for kw, arg in [(dict(lo=2, hi=1), "lo"), (dict(lo=0, hi=1, tol=0), "tol"), (dict(lo=math.nan, hi=1), "lo")]:
+        with pytest.raises(ValueError, match=arg):
+            units.rising_root(lambda x: x, **{"tol": 1e-9, **kw})
+    with pytest.raises(ValueError, match="f"):
+        units.rising_root(lambda x: math.nan, 0, 1, tol=1e-9)               # a NaN from f is named, not looped on
+    with pytest.raises(ValueError, match="f must be"):
+        units.rising_root(3, 0, 1, tol=1e-9)

@@ -151,17 +151,16 @@ def _run_step(run, eta):
 
 @lru_cache(maxsize=None)
 def _row_eta_inf(name: str):
-    """η∞ that makes the step model reproduce one row's measured time (bisection; time falls as η rises), or None
-    when even η = 1 is slower than measured: the row's traffic is outside the model (:func:`outside_rows`)."""
+    """η∞ that makes the step model reproduce one row's measured time, or None when even η = 1 is slower than
+    measured: the row's traffic is outside the model (:func:`outside_rows`). Solved in x = 1/η, where the step is
+    piecewise linear and rising (compute ∝ x; exposed traffic flat, or falling as compute hides it)."""
     r = published_runs.get(name)
-    w = dense_width(r.model, r.plan["tp"], r.accelerator, r.dtype)
-    lo, hi = 0.02, 1.0 / _width_share(w, half_width(r.accelerator, r.dtype))     # up to a dense η of 1
-    if _run_step(r, hi).seconds > r.step_seconds:
+    share = _width_share(dense_width(r.model, r.plan["tp"], r.accelerator, r.dtype), half_width(r.accelerator, r.dtype))
+    if _run_step(r, 1 / share).seconds > r.step_seconds:                     # a dense η of 1 is still too slow
         return None
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _run_step(r, mid).seconds > r.step_seconds else (lo, mid)
-    return (lo + hi) / 2
+    x = units.rising_root(lambda x: _run_step(r, 1 / x).seconds - r.step_seconds, share, 1 / 0.02,
+                          tol=1e-12 * r.step_seconds)
+    return 1 / x
 
 
 #: FP8 scalings the fitted format effect stands for: one scale per tensor (Transformer Engine's delayed or current,

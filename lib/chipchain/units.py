@@ -55,7 +55,8 @@ def count_up(cards_worth) -> int:
 
 def median(values) -> float:
     """The median of an iterable of numbers (the mean of the middle two of an even count); ``ValueError`` when it is
-    empty. The book's one median (the statistics module would cost 7 ms of import time):
+    empty. The library's median of plain numbers (the statistics module would cost 7 ms of import time; arrays use
+    numpy's):
 
     >>> median([3, 1, 2]), median([4.0, -1.0, 3.0, 2.0])
     (2.0, 2.5)
@@ -67,6 +68,36 @@ def median(values) -> float:
         raise ValueError("values: no numbers to take a median of")
     k = len(v) // 2
     return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+
+
+def rising_root(f, lo, hi, *, tol) -> float:
+    """The x in [``lo``, ``hi``] where a rising function ``f`` crosses zero, to |f(x)| ≤ ``tol`` — or the end of the
+    range where it does not cross (``lo`` if f(lo) ≥ 0, ``hi`` if f(hi) ≤ 0). Regula falsi with the Illinois halving:
+    exact in a step or two on a straight piece, a dozen evaluations on a curve, where bisection takes fifty.
+
+    >>> round(rising_root(lambda x: x * x - 2, 0, 2, tol=1e-14), 12), rising_root(lambda x: x + 1, 0, 2, tol=1e-9)
+    (1.414213562373, 0.0)
+    """
+    if not callable(f):
+        raise ValueError(f"f must be a function of one number, got {f!r}")
+    a, b = _check.number("lo", lo, allow_negative=True), _check.number("hi", hi, allow_negative=True)
+    eps = _check.positive("tol", tol)
+    if not a < b:
+        raise ValueError(f"lo must be below hi, got lo={lo!r}, hi={hi!r}")
+    fa, fb = (_check.number("f(x)", f(x), allow_negative=True) for x in (a, b))
+    if fa >= 0 or fb <= 0:
+        return a if fa >= 0 else b
+    side = 0
+    for _ in range(500):
+        x = (a * fb - b * fa) / (fb - fa)
+        fx = _check.number("f(x)", f(x), allow_negative=True)
+        if abs(fx) <= eps or b - a <= 4e-16 * max(abs(a), abs(b)):
+            return x
+        if fx < 0:          # the root is right of x; keeping b twice in a row, halve f(b) (Illinois)
+            a, fa, fb, side = x, fx, fb / 2 if side == -1 else fb, -1
+        else:
+            b, fb, fa, side = x, fx, fa / 2 if side == 1 else fa, 1
+    raise RuntimeError(f"rising_root did not converge in [{a!r}, {b!r}]")  # pragma: no cover — Illinois converges
 
 
 class Text(str):

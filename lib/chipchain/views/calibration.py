@@ -5,7 +5,6 @@ an explorer of one configuration's predicted breakdown beside its measured time.
 from __future__ import annotations
 
 import math
-import statistics
 
 from .. import calibration, hardware, plotting, predictor, published_runs, tables, units, widgets
 from . import _layout
@@ -98,7 +97,7 @@ def error_table(fixed_mfu=0.5):
     def summary(what, errs):
         a = [abs(x) for x in errs]
         worst = max(errs, key=abs)
-        return {"family": what, "rows": len(a), "median |error|": _pct(statistics.median(a)),
+        return {"family": what, "rows": len(a), "median |error|": _pct(units.median(a)),
                 "worst error": f"{worst:+.1%}".replace("%", " %")}
 
     steps, hours = predictor.step_errors(), calibration.gpu_hours_errors(fixed_mfu)
@@ -221,7 +220,7 @@ def generation_figure():
         parts = units.listing(sorted({e.accelerator for e in errs}))
         values = [v for e in errs for v in (e.measured, e.predicted)]
         lim = (10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values))))
-        med = statistics.median(abs(e.error) for e in errs)
+        med = units.median(abs(e.error) for e in errs)
         pct = _pct(med)
         title = _("{parts}: {n} configurations, median |error| {med}").format(parts=parts, n=len(errs), med=pct)
         present = [k for k in predictor.KINDS if any(predictor.model_kind(_model(e)) == k for e in errs)]
