@@ -1,4 +1,4 @@
-"""The build's helper scripts: MyST Markdown export and glossary linking."""
+"""The build's helper scripts: MyST Markdown export, glossary linking, and the nbval budget's second timing."""
 import json
 import re
 import sys
@@ -39,3 +39,25 @@ def test_link_in_line_skips_code_math_and_roles():
     new, done = link_glossary._link_in_line(line, pattern, "HBM")
     assert done and new.endswith("then {term}`HBM` here")
     assert new.startswith("`HBM` and $HBM$ and {glue:}`HBM`")
+
+
+def test_a_notebook_over_its_budget_is_timed_again_on_its_cells_alone(tmp_path):
+    """The root conftest's second look at a notebook over its budget in the parallel nbval run (time_alone): the
+    seconds its cells take, kernel start-up left out. Two notebooks that differ only by a second of sleep differ by
+    about a second (±0.5 s for a loaded machine); each takes at least its sleep, and neither pays the kernel's start
+    (1–3 s here) twice over."""
+    import importlib.util
+
+    import nbformat
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    times = []
+    for sleep in (0.2, 1.2):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# t"),
+                                             nbformat.v4.new_code_cell(f"import time\ntime.sleep({sleep})")])
+        path = tmp_path / f"sleep_{sleep}.ipynb"
+        nbformat.write(nb, path)
+        times.append(root_conftest.time_alone(path))
+        assert times[-1] >= sleep
+    assert 0.5 < times[1] - times[0] < 1.5, times
