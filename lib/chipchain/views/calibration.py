@@ -90,7 +90,7 @@ def error_table(fixed_mfu=0.5):
 
     >>> t = error_table()
     >>> t.loc["all step configurations", "median |error|"]
-    '13.5 %'
+    '13.4 %'
     """
     import pandas as pd
 
