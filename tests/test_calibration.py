@@ -109,6 +109,21 @@ def test_chapter_tables_have_every_row():
     assert t.loc["all step configurations", "rows"] == len(predictor.step_errors())
 
 
+def test_attention_implied_by_a_measured_step():
+    """A row predicted exactly implies its own η for attention; predicted too fast, less; bad input is named."""
+    import dataclasses
+    from chipchain import predictor
+    from chipchain.views import calibration as v
+    e = next(e for e in predictor.step_errors() if e.name == "tt-t2-llama3-8b-8-cp8-256k")
+    exact = dataclasses.replace(e, measured=e.predicted)
+    assert v.implied_attention_efficiency(exact) == pytest.approx(e.prediction.efficiency, rel=1e-12)
+    assert e.error < 0 and v.implied_attention_efficiency(e) < e.prediction.efficiency
+    slower_than_the_rest = dataclasses.replace(e, measured=0.5 * (e.predicted - e.prediction.attention))
+    assert v.implied_attention_efficiency(slower_than_the_rest) is None
+    with pytest.raises(ValueError, match="e must be"):
+        v.implied_attention_efficiency(e.prediction)
+
+
 def test_same_generation_and_gpu_hours_errors():
     assert set(cal.same_generation("H100")) >= {"H100-SXM", "H800"}
     assert "A100-SXM-40GB" in cal.same_generation("A100") and "H100-SXM" not in cal.same_generation("A100")

@@ -117,6 +117,22 @@ def test_parts_add_up_and_mfu_below_hfu():
     assert 0 < p.mfu < p.hfu < 1
 
 
+def test_attention_grows_with_the_context_and_stays_in_bf16_under_fp8():
+    # per token, attention's FLOPs grow with the tokens it attends to (4·l·d·s, halved when causal); the matmuls' do
+    # not: four times the context at the same tokens per GPU is four times the attention and the same rest
+    def step(seq, microbatches, dtype="bf16"):
+        m = models.custom(layers=32, hidden=4096, heads=32, kv_heads=8, seq=seq, vocab=128256, ffn=14336,
+                          mlp_matrices=3)
+        plan = parallel.Plan(tp=1, dp=8, microbatches=microbatches, recompute="selective")
+        return steptime.step_time(plan, m, "H100", efficiency=0.4, dtype=dtype)
+    short, long = step(8192, 4), step(32768, 1)
+    assert long.attention == pytest.approx(4 * short.attention, rel=1e-12)
+    rest = [s.compute + s.recompute - s.attention for s in (short, long)]
+    assert rest[1] == pytest.approx(rest[0], rel=1e-12) and 0 < short.attention < long.attention < rest[0] + long.attention
+    # FP8 training runs the linear layers in FP8; FlashAttention's core stays in BF16, at the same seconds
+    assert step(32768, 1, "fp8").attention == pytest.approx(long.attention, rel=1e-12)
+
+
 def test_fp8_has_its_own_efficiency_far_below_twice_bf16():
     # published FP8-vs-BF16 speed-ups are far below 2× (torchtitan 2024-12 Table 1: 8,532 / 5,762 = 1.48×)
     plan = parallel.Plan(tp=4, pp=4, dp=4, zero=1, microbatches=32, sequence_parallel=True, recompute="selective")

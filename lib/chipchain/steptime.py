@@ -112,6 +112,7 @@ class StepTime:
     memory_bytes: float
     fits: bool
     ledger: object = None       #: the plan's chipchain.memory.Ledger (``memory_bytes`` is its total)
+    attention: float = 0.0      #: seconds of ``compute`` + ``recompute`` in the attention core (BF16 on FP8 rows)
 
     @property
     def exposed_comm(self) -> float:
@@ -274,7 +275,8 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     if not math.isfinite(secs) or secs <= 0:
         raise ValueError(f"no finite step time for {plan} on {c.accelerator.name}")
     return StepTime(secs, compute, recompute, bubble, exposed, optimizer, rows, six_n / (secs * n * peak),
-                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits, L)
+                    executed / (secs * n * peak), eta, tokens, plan, L.total, fit.fits, L,
+                    attn_time + tokens_gpu * sb * attn_extra / slow)
 
 
 @dataclass(frozen=True)

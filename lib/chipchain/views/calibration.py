@@ -13,7 +13,7 @@ from ._figure import Figure, key
 from .._i18n import gettext as _
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
-           "calibration_figure", "generation_figure", "step_explorer", "BANDS"]
+           "implied_attention_efficiency", "calibration_figure", "generation_figure", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
 BANDS = (0.15, 0.30)
@@ -108,6 +108,26 @@ def error_table(fixed_mfu=0.5):
     rows.append(summary(_("GPU-hours of whole runs, fixed {pct} MFU").format(pct=f"{fixed_mfu:.0%}".replace("%", " %")),
                         [e.fixed_error for e in hours]))
     return pd.DataFrame(rows).set_index("family")
+
+
+def implied_attention_efficiency(e) -> float | None:
+    """The fraction of the BF16 peak a row's attention core (FlashAttention, BF16 also on FP8 rows) would have run at
+    for the step to take its measured time, everything else as the model prices it — ``e`` a
+    :class:`chipchain.predictor.StepError`; None when the rest of the predicted step alone outlasts the measurement.
+    The model runs attention at the row's η (:attr:`~chipchain.steptime.StepTime.efficiency`): a row predicted too
+    fast whose attention is a large share of its step implies a lower figure, one predicted right the same.
+
+    >>> e = next(e for e in predictor.step_errors() if e.name == "tt-t2-llama3-8b-8-cp8-256k")
+    >>> round(implied_attention_efficiency(e), 2), round(e.prediction.efficiency, 2)  # 256K tokens on 8 H100s
+    (0.16, 0.29)
+    """
+    if not isinstance(e, predictor.StepError):
+        raise ValueError(f"e must be a chipchain.predictor.StepError (from predictor.step_errors()), got {e!r}")
+    s = e.prediction
+    if s.attention <= 0:
+        raise ValueError(f"e: {e.name} spends no time in attention, so it implies no attention efficiency")
+    left = e.measured - (s.seconds - s.attention)
+    return None if left <= 0 else s.efficiency * s.attention / left
 
 
 def conflicts() -> tuple:
