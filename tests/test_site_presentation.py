@@ -4,7 +4,9 @@
   ``lesson`` (book/_ext/steel_code.py), and the PDF/EPUB drop what is collapsed;
 - the JupyterLab copy says on every stored control that it does not respond until its cell has run, and leaves the
   JupyterLite copy's outputs as the book has them;
-- the chain map includes every chapter and lab, cuts no title, and keeps its phone text at 11 px or more.
+- the chain map includes every chapter and lab, cuts no title, and keeps its phone text at 11 px or more;
+- a number and its spaced percent sign ("28 %") are kept on one line wherever the prose has them, and nowhere else
+  (book/_ext/steel_glue.py).
 """
 from __future__ import annotations
 
@@ -80,6 +82,14 @@ def test_collapse_runs_before_myst_nbs_own_hiding():
 def test_pdf_drops_collapsed_sources():
     tool = (ROOT / "tools" / "build_pdf.py").read_text(encoding="utf-8")
     assert 'article.select("details.hide.above-input")' in tool and "decompose()" in tool
+    # {glue:text}`key:.0f` %: the number pasted in an inline of its own, " %" after it in the prose
+    para = nodes.paragraph("", "", nodes.Text("from "), nodes.inline("12", "12", classes=["pasted-text"]),
+                           nodes.Text(" % too fast, "), nodes.inline("x", "x", classes=["pasted-text"]), nodes.Text(" %"))
+    doc = nodes.document(None, None)
+    doc += para
+    steel_glue._keep_percentages_whole(None, doc, "page")
+    whole = [n for n in para.findall(nodes.inline) if "cc-nobr" in n["classes"]]
+    assert [n.astext() for n in whole] == ["12 %"] and para.astext() == "from 12 % too fast, x %"
     css = (ROOT / "book" / "site.css").read_text(encoding="utf-8")
     assert re.search(r"@media print \{ div\.cell details\.hide\.above-input \{ display: none", css)
 
@@ -151,3 +161,29 @@ def test_lab_glossary_links_point_at_the_terms_entry():
     assert lab_book.LAB_OVERRIDES["@jupyterlab/notebook-extension:tracker"]["showEditorForReadOnlyMarkdown"] is False
     assert any(a.startswith("--LabApp.app_settings_dir=") and a.endswith(lab_book.SETTINGS_DIR)
                for a in lab_book.lab_command(Path("/tmp/book")))
+
+
+def test_a_number_and_its_percent_sign_are_kept_whole_in_prose_only():
+    from docutils import nodes
+    from docutils.core import publish_doctree
+    steel_glue = _load("steel_glue", ROOT / "book" / "_ext" / "steel_glue.py")
+    source = ("Within 13 % of it, −1.5 % and 3,000 %; not ``x = 5 %`` nor 5% (unspaced); 7 % again.\n\n"
+              "* a list item at 20 %\n\n.. math:: 5 % \\\\ 6 %\n\n::\n\n    code at 9 %\n")
+    doc = publish_doctree(source, settings_overrides={"report_level": 5})
+    before = doc.astext()
+    steel_glue._keep_percentages_whole(None, doc, "page")
+    wrapped = [n.astext() for n in doc.findall(nodes.inline) if "cc-nobr" in n["classes"]]
+    assert wrapped == ["13 %", "−1.5 %", "3,000 %", "7 %", "20 %"]       # prose and list; not code or mathematics
+    assert doc.astext() == before                                          # the text itself is unchanged
+    steel_glue._keep_percentages_whole(None, doc, "page")                  # a second pass wraps nothing twice
+    assert [n.astext() for n in doc.findall(nodes.inline) if "cc-nobr" in n["classes"]] == wrapped
+    # {glue:text}`key:.0f` %: the number pasted in an inline of its own, " %" after it in the prose
+    para = nodes.paragraph("", "", nodes.Text("from "), nodes.inline("12", "12", classes=["pasted-text"]),
+                           nodes.Text(" % too fast, "), nodes.inline("x", "x", classes=["pasted-text"]), nodes.Text(" %"))
+    doc = nodes.document(None, None)
+    doc += para
+    steel_glue._keep_percentages_whole(None, doc, "page")
+    whole = [n for n in para.findall(nodes.inline) if "cc-nobr" in n["classes"]]
+    assert [n.astext() for n in whole] == ["12 %"] and para.astext() == "from 12 % too fast, x %"
+    css = (ROOT / "book" / "site.css").read_text(encoding="utf-8") + (ROOT / "tools/pdf/epub.css").read_text("utf-8")
+    assert css.count(".cc-nobr { white-space: nowrap; }") == 2               # the site (and PDF) and the EPUB

@@ -211,6 +211,10 @@ def test_screenshots_and_no_overflow_on_phone(browser, site_url, path):
                     return true;
                 }).map(e => e.tagName + '.' + (e.getAttribute('class') || '')).slice(0, 5)""")
                 assert not wide, f"{path}: elements stick out at phone width: {wide}"
+                split = page.evaluate("""[...document.querySelectorAll('article.bd-article .cc-nobr')]
+                    .filter(e => new Set([...e.getClientRects()].map(r => Math.round(r.top))).size > 1)   // lines
+                    .map(e => e.textContent).slice(0, 5)""")
+                assert not split, f"{path}: a number parted from its percent sign at phone width: {split}"
         finally:
             page.close()
 
@@ -471,7 +475,38 @@ def test_glued_percentages_are_spaced_as_the_prose(edition):
     """A glued percentage reads "50 %" like the rest of the book (book/_ext/steel_glue.py), not Python's "50%"."""
     pages = sorted((SITE / EDITION_FOLDERS[edition] / "chapters").glob("[0-9][0-9]_*.html"))
     assert pages, f"no built chapters under {SITE}"
-    glued = {p.stem: re.findall(r'class="pasted-text">([^<]*%)<', p.read_text(encoding="utf-8")) for p in pages}
+    unwrapped = {p: NOBR.sub(r"\1", p.read_text(encoding="utf-8")) for p in pages}     # "28 %" kept whole: its text
+    glued = {p.stem: re.findall(r'class="pasted-text">([^<]*%)<', html) for p, html in unwrapped.items()}
     assert sum(map(len, glued.values())) > 50, "expected the chapters' glued percentages on the pages"
     unspaced = {k: [t for t in v if re.search(r"\d%", t)] for k, v in glued.items()}
     assert not any(unspaced.values()), {k: v[:3] for k, v in unspaced.items() if v}
+
+
+#: steel_glue's wrapper around a number and its percent sign
+NOBR = re.compile(r'<span class="cc-nobr">([^<]*)</span>')
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_no_number_in_the_prose_is_parted_from_its_percent_sign(edition):
+    """The book writes "28 %" with a space, where a browser may break a line: book/_ext/steel_glue.py wraps every
+    "number %" of the prose, glued or written, in .cc-nobr (nowrap in book/site.css). None is left bare in a chapter's
+    prose (code, mathematics and cell outputs aside); the phone test checks that none is drawn on two lines."""
+    from bs4 import BeautifulSoup
+    pages = sorted((SITE / EDITION_FOLDERS[edition] / "chapters").glob("[0-9][0-9]_*.html"))
+    assert pages, f"no built chapters under {SITE}"
+    bare, wrapped = {}, 0
+    for p in pages:
+        article = BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").select_one("article.bd-article")
+        wrapped += len(article.select("span.cc-nobr"))
+        for s in article.find_all(string=re.compile(r"\d %")):
+            if s.find_parent(["code", "pre", "script", "style", "svg"]) or any(
+                    s.find_parent(class_=c) for c in ("cell_output", "math", "cc-nobr")):
+                continue
+            bare.setdefault(p.stem, []).append(str(s)[:80])
+        for s in article.find_all(string=re.compile(r"^ %")):          # {glue:text}`key:.0f` % — number pasted apart
+            before = s.previous_sibling
+            if (getattr(before, "get", None) and "pasted-text" in before.get("class", [])
+                    and before.get_text()[-1:].isdigit() and not s.find_parent(class_="cc-nobr")):
+                bare.setdefault(p.stem, []).append(before.get_text() + str(s)[:40])
+    assert wrapped > 300, f"only {wrapped} wrapped percentages in the {edition} chapters"
+    assert not bare, {k: v[:3] for k, v in bare.items()}
