@@ -82,14 +82,6 @@ def test_collapse_runs_before_myst_nbs_own_hiding():
 def test_pdf_drops_collapsed_sources():
     tool = (ROOT / "tools" / "build_pdf.py").read_text(encoding="utf-8")
     assert 'article.select("details.hide.above-input")' in tool and "decompose()" in tool
-    # {glue:text}`key:.0f` %: the number pasted in an inline of its own, " %" after it in the prose
-    para = nodes.paragraph("", "", nodes.Text("from "), nodes.inline("12", "12", classes=["pasted-text"]),
-                           nodes.Text(" % too fast, "), nodes.inline("x", "x", classes=["pasted-text"]), nodes.Text(" %"))
-    doc = nodes.document(None, None)
-    doc += para
-    steel_glue._keep_percentages_whole(None, doc, "page")
-    whole = [n for n in para.findall(nodes.inline) if "cc-nobr" in n["classes"]]
-    assert [n.astext() for n in whole] == ["12 %"] and para.astext() == "from 12 % too fast, x %"
     css = (ROOT / "book" / "site.css").read_text(encoding="utf-8")
     assert re.search(r"@media print \{ div\.cell details\.hide\.above-input \{ display: none", css)
 
