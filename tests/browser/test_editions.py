@@ -58,6 +58,22 @@ def test_every_page_has_its_copy_in_the_other_edition():
 
 
 @pytest.mark.parametrize("edition", ["en", "zh-CN"])
+def test_each_editions_address_lands_on_its_home_page(browser, site_url, edition):
+    """A reader who types the edition's address (``/`` or ``/zh-CN/``) arrives on that edition's book/intro.html,
+    in its own language: index.html is only a meta refresh, so the test waits for the navigation it starts."""
+    folder = "" if edition == "en" else f"{edition}/"
+    page = browser.new_page(viewport=DESKTOP)
+    try:
+        page.goto(f"{site_url}/{folder}")
+        page.wait_for_url(f"{site_url}/{folder}book/intro.html", timeout=15_000)
+        page.wait_for_load_state("domcontentloaded")
+        assert page.evaluate("document.documentElement.lang") == ("en" if edition == "en" else "zh-CN")
+        assert page.locator("article h1:has(a.headerlink)").first.is_visible()
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("edition", ["en", "zh-CN"])
 def test_every_page_links_to_the_same_page_in_the_other_edition(edition):
     """The switch on every page: its one link is relative, resolves to the same page of the other edition, and says
     which language it leads to (hreflang, lang); the page's own language is marked current, and <html lang> is it."""
