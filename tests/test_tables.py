@@ -116,3 +116,26 @@ def test_every_number_reads_as_a_number(x):
     if isinstance(x, float) and not math.isnan(x) and 1e-4 <= abs(x) < 1e15:
         value = float(s.replace(",", ""))
         assert math.isclose(value, x, rel_tol=5e-3)          # 3 significant digits: within half a unit
+
+
+def test_a_number_and_its_percent_sign_stay_on_one_line_in_a_table():
+    """A text cell, the caption and the notes keep each "number %" in one nowrap span (a 390 px page broke
+    "43.4 %" after the number in chapter 14's runs table); the text a reader or a search sees is unchanged, and the
+    caption's aria-label holds no markup."""
+    from html.parser import HTMLParser
+
+    df = pd.DataFrame({"run": ["LLaMA-7B"], "implied": ["43.4 % (6N)"], "range": ["from −12 % to 17 %"]})
+    t = show(df, caption="MFU 38–43 % in Table 4", notes=("about 3 % of the step",))
+    spans = re.findall(r'<span class="cc-nobr">([^<]*)</span>', t.html)
+    assert spans == ["43 %", "43.4 %", "−12 %", "17 %", "3 %"], spans     # caption, cells in order, notes
+    assert 'aria-label="MFU 38–43 % in Table 4"' in t.html
+
+    class Text(HTMLParser):
+        out = ""
+
+        def handle_data(self, data):
+            self.out += data
+    p = Text()
+    p.feed(t.html)
+    assert "43.4 % (6N)" in p.out and "from −12 % to 17 %" in p.out and "%" not in str(t).replace(" %", "")
+    assert ".cc-nobr{white-space:nowrap}" in tables.TABLE_CSS.replace(" ", "")

@@ -16,7 +16,7 @@ import re
 
 from docutils import nodes
 
-from chipchain.units import space_percent        # the book's one rule for "50 %" (tables and reader copies too)
+from chipchain.units import PERCENT as _PERCENT, space_percent  # the book's rules for "50 %" (tables and reader copies too)
 
 
 def _space_glued_percentages(app, doctree) -> None:
@@ -28,8 +28,6 @@ def _space_glued_percentages(app, doctree) -> None:
                 node.replace(child, nodes.Text(space_percent(child.astext())))
 
 
-#: a number and its spaced percent sign: "28 %", "−1.5 %", "3,000 %" (the number's own signs and separators with it)
-_PERCENT = re.compile(r"[−+±-]?\d[\d,.]* %")
 #: where text is code, mathematics or markup of its own, it is left as it is
 _VERBATIM = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment,
              nodes.FixedTextElement)
@@ -41,11 +39,7 @@ def _at(parent, child) -> int:
 
 
 def _verbatim(node) -> bool:
-    while node is not None:
-        if isinstance(node, _VERBATIM):
-            return True
-        node = node.parent
-    return False
+    return any(isinstance(a, _VERBATIM) for a in _ancestors(node))
 
 
 def _keep_glued_numbers_with_their_sign(doctree) -> None:

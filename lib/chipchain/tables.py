@@ -70,6 +70,7 @@ TABLE_CSS = (
     "table.cc-table .cc-text{text-align:left;min-width:7em;max-width:28em;overflow-wrap:break-word;hyphens:auto}"
     "table.cc-table tbody th{text-align:left;font-weight:600}"
     ".cc-table-notes{font-size:max(12px,.85em);color:#444;margin:-.6em 0 1em}"
+    ".cc-table-wrap .cc-nobr,.cc-table-notes .cc-nobr{white-space:nowrap}"
 )
 
 #: :data:`TABLE_CSS` as a ``<style>`` element
@@ -230,8 +231,9 @@ class Table:
     @property
     def html(self) -> str:
         """The table as an HTML fragment (without its ``<style>``: the site's CSS and the explorable carry it)."""
-        e = _html.escape
-        label = f' aria-label="{e(self.caption)}"' if self.caption else ""
+        def e(text, quote=True):                # escaped, each "number %" kept on one line (units.PERCENT)
+            return units.keep_percent_whole(_html.escape(text, quote))
+        label = f' aria-label="{_html.escape(self.caption)}"' if self.caption else ""
         out = [f'<div class="cc-table-wrap" role="region" tabindex="0"{label}><table class="cc-table">']
         if self.caption:
             out.append(f"<caption>{e(self.caption)}</caption>")

@@ -399,6 +399,21 @@ def space_percent(text: str) -> str:
     return _UNSPACED_PERCENT.sub(" %", str(text))
 
 
+#: a number and its spaced percent sign, "28 %", "−1.5 %", "3,000 %" (its own signs and separators with it): the
+#: pair a line must never part (the tables below and book/_ext/steel_glue.py's prose keep it in one ``cc-nobr``)
+PERCENT = re.compile(r"[−+±-]?\d[\d,.]* %")
+
+
+def keep_percent_whole(html: str) -> str:
+    """Escaped HTML text with each "number %" in ``<span class="cc-nobr">`` (``white-space: nowrap``), so no line
+    break parts a number from its sign; what the text says is unchanged.
+
+    >>> keep_percent_whole("from 12 % to 17 %")
+    'from <span class="cc-nobr">12 %</span> to <span class="cc-nobr">17 %</span>'
+    """
+    return PERCENT.sub(lambda m: f'<span class="cc-nobr">{m.group()}</span>', str(html))
+
+
 def fmt_number(x, digits: int = 3) -> Text:
     """A plain number with thousands separators for large values: ``16,896``; ``0.0833``.
 
