@@ -72,3 +72,51 @@ def test_dense_model_has_no_routing():
 def test_simulation_refuses_bad_input(kwargs):
     with pytest.raises(ValueError):
         er.simulate_bias_balancing(steps=2, **kwargs)
+
+
+def test_v3s_node_limit_is_its_models_routing():
+    # one home: the report's M = 4 (Sec. 2.1.2) is the catalog model's node-limited routing
+    from chipchain import models
+    assert deepseek.V3.node_limit == models.get("DeepSeek-V3").route_nodes == 4
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([(64, 8), (128, 8), (256, 8), (128, 4), (60, 4), (256, 2), (32, 1)]),
+       st.sampled_from([1, 2, 4, 8]))
+def test_one_copy_per_node_never_sends_more_than_one_per_expert(shape, nodes):
+    experts, k = shape
+    if experts % nodes:
+        return
+    pe, pn = (er.remote_copies(experts, k, nodes, per=p) for p in ("expert", "node"))
+    assert 0 <= pn <= pe + 1e-12 and pn <= nodes - 1 + 1e-12     # never more copies than other nodes, or than experts
+    if k == 1 or nodes == 1:                                        # one expert, or one node: nothing to merge
+        assert pn == pytest.approx(pe)
+    assert er.remote_copies(experts, k, nodes, node_limit=1) <= (nodes - 1) / nodes + 1e-12
+
+
+def test_one_copy_per_node_matches_uniform_routing_simulated():
+    # the closed form against 40,000 tokens routed uniformly to 8 of 128 experts on 2 or 4 nodes (the force-balanced
+    # routing of the benchmarks): the count of other nodes hit agrees within 1 % (its standard error is ~0.1 %);
+    # numpy's PCG64 stream is the same on every platform, so the draw is too
+    import numpy as np
+    rng = np.random.default_rng(7)
+    for nodes in (2, 4):
+        picks = np.argsort(rng.random((40_000, 128)), axis=1)[:, :8] // (128 // nodes)
+        hit = np.array([len(set(row)) for row in picks.tolist()])
+        own = (picks == 0).any(axis=1)                      # the token's own node taken to be node 0
+        simulated = (hit - own).mean()
+        assert er.remote_copies(128, 8, nodes) == pytest.approx(simulated, rel=0.01)
+
+
+def test_v3_over_ep64_sends_half_its_copies_across_infiniband():
+    # EP 64 over 8 nodes, 8 of 256 experts, at most 4 nodes: 4 × 7/8 = 3.5 copies leave the node, half of the 7 that
+    # an all-to-all sending one per expert would (7 of 8 experts sit on other nodes), as Sec. 3.2.2 designs it
+    assert er.remote_copies(256, 8, 8, per="expert") == 7.0
+    assert er.remote_copies(256, 8, 8, node_limit=deepseek.V3.node_limit) == 3.5
+
+
+def test_remote_copies_names_bad_input():
+    for kwargs, name in ((dict(experts=0, top_k=1, nodes=1), "experts"), (dict(experts=8, top_k=9, nodes=1), "top_k"),
+                         (dict(experts=8, top_k=2, nodes=3), "nodes"), (dict(experts=8, top_k=2, nodes=2, per="x"), "per")):
+        with pytest.raises(ValueError, match=name):
+            er.remote_copies(**kwargs)

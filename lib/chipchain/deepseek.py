@@ -96,7 +96,7 @@ V3 = Report(
               "failed and exploratory runs", "data acquisition and preparation", "staff",
               "buying, building and running the cluster itself (capital, power, facility)"),
     source="DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Table 1 and Sec. 1, 2.1.2, 3.1, 3.2, 3.3.2, 4.2",
-    node_limit=4,
+    node_limit=_PUBLISHED.model.route_nodes,     # the model's node-limited routing (data/models.csv)
     bias_update_speed=0.001,
     accumulation_bits=14,
     promotion_interval=128,

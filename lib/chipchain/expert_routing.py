@@ -21,13 +21,14 @@ overloaded expert's bias falls by γ, every underloaded one's rises by γ (the b
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from . import _check, _data, models, units
 from ._lazy import np
 from .units import fmt_percent
 
-__all__ = ["AllToAllBytes", "all_to_all_bytes", "token_bytes", "DeepEPKernel", "deepep_kernels",
+__all__ = ["AllToAllBytes", "all_to_all_bytes", "remote_copies", "token_bytes", "DeepEPKernel", "deepep_kernels",
            "implied_bandwidth", "BalanceRun", "simulate_bias_balancing"]
 
 
@@ -105,6 +106,36 @@ def all_to_all_bytes(model="DeepSeek-V3", node_limit=None, dispatch_dtype="fp8",
     nl = k if node_limit is None else min(_check.integer("node_limit", node_limit), k)
     return AllToAllBytes(m.name, int(m.hidden), int(k), int(nl), token_bytes(m.hidden, dispatch_dtype),
                          token_bytes(m.hidden, combine_dtype))
+
+
+def remote_copies(experts, top_k, nodes, *, node_limit=None, per="node") -> float:
+    """Copies of one token's hidden state that leave its node in an expert-parallel group spread evenly over
+    ``nodes`` nodes, routed uniformly to ``top_k`` of ``experts`` (force-balanced routing, as benchmarks run it).
+
+    ``per`` "expert": one copy per routed expert on another node, ``top_k · (nodes − 1) / nodes`` (an all-to-all
+    that sends a row per token and expert, Megatron-Core's); "node": one copy per other node holding any of its
+    experts, the rest forwarded inside that node (DeepSeek's dispatch, DeepEP, HybridEP). A node is hit with
+    probability 1 − C(E − E/N, k) / C(E, k); with ``node_limit`` M (V3's node-limited routing, M = 4) a token's
+    experts span at most M nodes, chosen without regard to its own, so at most M · (N − 1) / N leave it.
+
+    >>> round(remote_copies(256, 8, 8, per="expert"), 2), round(remote_copies(256, 8, 8), 2)
+    (7.0, 4.63)
+    >>> remote_copies(256, 8, 8, node_limit=4)          # DeepSeek-V3 over EP 64: 3.5 of its 8 copies cross IB
+    3.5
+    """
+    e, k, n = (_check.integer(a, v) for a, v in (("experts", experts), ("top_k", top_k), ("nodes", nodes)))
+    if k > e:
+        raise ValueError(f"top_k must be at most experts ({e}), got {k}")
+    if e % n:
+        raise ValueError(f"nodes must divide the {e} experts evenly, got {n}")
+    how = _check.choice("per", per, ("expert", "node"))
+    if how == "expert":
+        return k * (n - 1) / n
+    hit = 1.0 - math.comb(e - e // n, k) / math.comb(e, k)        # a given node holds one of its experts
+    spanned = n * hit
+    if node_limit is not None:
+        spanned = min(spanned, _check.integer("node_limit", node_limit))
+    return spanned * (n - 1) / n
 
 
 @dataclass(frozen=True)

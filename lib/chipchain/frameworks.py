@@ -19,12 +19,18 @@ from dataclasses import dataclass
 
 from . import _check, _data
 
-__all__ = ["Framework", "ATTENTION_KERNELS", "DP_LINKS", "get", "names", "all_frameworks", "lineage"]
+__all__ = ["Framework", "ATTENTION_KERNELS", "DP_LINKS", "EP_DISPATCH", "get", "names", "all_frameworks", "lineage"]
 
 #: how a framework's data-parallel collectives use a node's NICs: "node" — NCCL's rings, one channel per rail, so
 #: a ring that leaves a node with k of its ranks in it crosses k NICs at once (chapter 3); "nic" — at one NIC's
 #: bandwidth per GPU, as DeepSpeed's ZeRO-3 of 2021 ran (Narayanan et al. 2021, Table 2)
 DP_LINKS = ("node", "nic")
+
+#: how a framework's expert all-to-all crosses nodes: "per-expert" — one copy of a token for each of its routed
+#: experts on another node (Megatron-Core's all-to-all dispatcher); "per-node" — one copy per other node that holds
+#: any of its experts, forwarded inside that node over NVLink (DeepSeek's kernels, DeepEP, NVIDIA's HybridEP;
+#: DeepSeek-AI 2024 §3.2.2; :func:`chipchain.expert_routing.remote_copies`)
+EP_DISPATCH = ("per-expert", "per-node")
 
 #: attention kernels: "standard" computes the full s × s scores; "flash" skips fully masked blocks (Dao 2023)
 ATTENTION_KERNELS = ("standard", "flash")
@@ -45,6 +51,7 @@ class Framework(_data.Record):
     attention: str
     rank_order: str             #: how it numbers ranks (:data:`chipchain.parallel.RANK_ORDERS`)
     dp_links: str               #: "node": a DP ring leaving a node crosses all its NICs at once; "nic": one per GPU
+    ep_dispatch: str            #: :data:`EP_DISPATCH`: a token's copies across nodes, one per expert or one per node
     base: str                   #: the framework whose kernels it grew from ("" for none): its fitted efficiency stands in
     bibkey: str
     checked: str
@@ -58,6 +65,7 @@ class Framework(_data.Record):
         _check.choice("attention", self.attention, ATTENTION_KERNELS)
         _check.choice("rank_order", self.rank_order, ("tp-cp-dp-pp", "tp-cp-pp-dp"))
         _check.choice("dp_links", self.dp_links, DP_LINKS)
+        _check.choice("ep_dispatch", self.ep_dispatch, EP_DISPATCH)
         if self.base == self.name:
             raise ValueError(f"framework {self.name!r} cannot be its own base")
         _check.choice("checked", self.checked, _data.CHECK_LEVELS)
@@ -73,7 +81,7 @@ def _build():
     for row in _data.rows("frameworks.csv"):
         yield Framework(row["key"], row["name"], *(float(row[k]) for k in (
             "tp_overlap", "pp_overlap", "cp_overlap", "ep_overlap", "dp_overlap")), row["attention"],
-            row["rank_order"], row["dp_links"], row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
+            row["rank_order"], row["dp_links"], row["ep_dispatch"], row["base"], row["bibkey"], row["checked"], row["source"], row["notes"], _data.split_aliases(row["aliases"]))
 
 
 _REGISTRY = _data.Registry("framework", Framework, _build, argument="framework")

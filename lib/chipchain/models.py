@@ -56,6 +56,7 @@ class Model(_data.Record):
     experts: int | None = None
     experts_active: int | None = None
     dense_layers: int = 0               #: leading layers with a dense MLP in a mixture-of-experts model
+    route_nodes: int | None = None      #: node-limited routing: a token's experts on at most this many nodes
     max_context: int | None = None
     family: str = ""
     year: int | None = None
@@ -100,6 +101,10 @@ class Model(_data.Record):
             _check.integer("experts_active", self.experts_active)
             if self.experts_active > self.experts:
                 raise ValueError(f"experts_active ({self.experts_active}) cannot exceed experts ({self.experts})")
+        if self.route_nodes is not None and (self.experts is None or _check.integer("route_nodes", self.route_nodes)
+                                             > self.experts_active):
+            raise ValueError(f"route_nodes ({self.route_nodes}) is for a mixture-of-experts model, at most its "
+                             f"{self.experts_active} active experts")
         d = _check.integer("dense_layers", self.dense_layers, minimum=0)
         if d >= self.layers or (d and self.experts is None):
             raise ValueError(f"dense_layers ({d}) must be fewer than the {self.layers} layers, and only for a "
@@ -215,7 +220,8 @@ def _build():
             active_params=active, kv_heads=opt("kv_heads"), head_dim=opt("head_dim"), ffn=opt("ffn"),
             mlp_matrices=int(row["mlp_matrices"]), tied_embeddings=row["tied_embeddings"] == "1",
             attention=row["attention"], kv_lora_rank=opt("kv_lora_rank"), rope_head_dim=opt("rope_head_dim"),
-            experts=opt("experts"), experts_active=opt("experts_active"), dense_layers=opt("dense_layers") or 0, max_context=opt("max_context"),
+            experts=opt("experts"), experts_active=opt("experts_active"), dense_layers=opt("dense_layers") or 0,
+            route_nodes=opt("route_nodes"), max_context=opt("max_context"),
             family=row["family"], year=opt("year"), checked=row["checked"], source=row["source"],
             notes=row["notes"], aliases=_data.split_aliases(row["aliases"]))
 

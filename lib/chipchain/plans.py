@@ -57,7 +57,7 @@ def analyze(plan, model, cluster="A100", *, n_gpus=None, recipe="mixed-adam", dt
     >>> a = analyze(parallel.Plan(tp=8, pp=16, dp=8, zero=1, microbatches=192, sequence_parallel=True,
     ...             recompute="selective"), "175B", "A100", n_gpus=1024)
     >>> round(a.ledger.total / 1e9, 1), a.fit.fits, round(a.bubble, 3), round(a.step_seconds, 1)
-    (17.8, True, 0.078, 16.1)
+    (17.8, True, 0.078, 16.3)
     """
     if not isinstance(plan, parallel.Plan):
         raise ValueError(f"plan must be a chipchain.parallel.Plan, got {plan!r}")

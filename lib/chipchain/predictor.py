@@ -50,6 +50,7 @@ def half_width(accelerator, dtype="bf16") -> float:
 #: Mixtral's 8 experts, 14,336 wide (3.5 h), are dense-sized MLPs. Any threshold between 1 and 3.5 sorts the
 #: catalog's models the same way.
 FINE_GRAINED = 2.0
+ROW_SETTINGS = ("ep_overlap", "ep_dispatch")    #: recipe flags a published row may set over its framework's
 
 
 def generation(accelerator) -> str:
@@ -145,7 +146,7 @@ def _run_step(run, eta):
     return steptime.step_time(p, m, _cluster(run),
                               efficiency=min(eta * _width_share(dense_width(m, p.tp, run.accelerator, run.dtype), r), 1.0),
                               dtype=run.dtype, framework=run.plan["framework"], schedule=run.plan["schedule"],
-                              ep_overlap=run.plan["ep_overlap"],
+                              **{k: run.plan[k] for k in ROW_SETTINGS},
                               expert_efficiency=None if fe is None else min(eta * _width_share(fe, r), 1.0))
 
 
@@ -194,7 +195,7 @@ def twins() -> tuple:
     groups: dict = {}
     for r in _steps():
         groups.setdefault((_plan_of(r.name), _model(r).name, _model(r).seq, r.system or r.accelerator.name, r.n_gpus,
-                           r.dtype, *(r.plan[k] for k in ("framework", "schedule", "ep_overlap"))), []).append(r)
+                           r.dtype, *(r.plan[k] for k in ("framework", "schedule", *ROW_SETTINGS))), []).append(r)
     out = [(tuple(sorted(r.name for r in g)), (max(t) - min(t)) / (max(t) + min(t)))
            for g in groups.values() for t in [[r.step_seconds for r in g]] if max(t) > min(t)]
     return tuple(sorted(out, key=lambda x: -x[1]))
@@ -280,7 +281,7 @@ def matmul_efficiency(accelerator, width=None, *, dtype="bf16", framework="megat
 
 def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatron-core", schedule="1F1B",
             recipe="mixed-adam", efficiency=None, expert_imbalance=1.0, check_memory=True,
-            exclude_families=(), ep_overlap=None) -> steptime.StepTime:
+            exclude_families=(), ep_overlap=None, ep_dispatch=None) -> steptime.StepTime:
     """:func:`chipchain.steptime.step_time` of ``plan`` at the fitted η (:func:`matmul_efficiency`) unless
     ``efficiency`` is given; with ``check_memory`` a plan whose memory ledger does not fit raises ``ValueError``."""
     m = models.get(model)
@@ -294,7 +295,7 @@ def predict_plan(plan, model, cluster="A100", *, dtype="bf16", framework="megatr
         eta, eta_e = _check.fraction("efficiency", efficiency), None
     s = steptime.step_time(plan, m, c, efficiency=eta, dtype=dtype, recipe=recipe, framework=framework,
                            schedule=schedule, expert_imbalance=expert_imbalance, ep_overlap=ep_overlap,
-                           expert_efficiency=eta_e)
+                           expert_efficiency=eta_e, ep_dispatch=ep_dispatch)
     if _check.flag("check_memory", check_memory) and not s.fits:
         raise ValueError(f"{plan} does not fit: it needs {s.memory_bytes / 1e9:.1f} GB per GPU on {c.accelerator.name}")
     return s
@@ -324,15 +325,15 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
                    efficiency=efficiency, expert_imbalance=expert_imbalance, check_memory=check_memory)
 
 
-def row_prediction(name, exclude_families=(), framework=None) -> steptime.StepTime:
+def row_prediction(name, exclude_families=(), framework=None, **settings) -> steptime.StepTime:
     """One published step row predicted by the fit without ``exclude_families`` (its own family, for scoring); a
-    ``framework`` (name or record: :func:`setting_errors`) asks what the row would take in it — a what-if."""
+    ``framework`` (:func:`setting_errors`) or :data:`ROW_SETTINGS` (``ep_dispatch="per-expert"``) ask a what-if."""
     r = published_runs.get(name)
-    if not r.fully_specified:
-        raise ValueError(f"{r.name} is not a fully specified step row (kind {r.kind!r})")
+    if not r.fully_specified or set(settings) - set(ROW_SETTINGS):
+        raise ValueError(f"{r.name}: not a fully specified step row (kind {r.kind!r}), or settings beyond {ROW_SETTINGS}")
     fw = r.plan["framework"] if framework is None else frameworks.get(framework)
     return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype, framework=fw, schedule=r.plan["schedule"],
-                        check_memory=False, exclude_families=exclude_families, ep_overlap=r.plan["ep_overlap"])
+                        check_memory=False, exclude_families=exclude_families, **({k: r.plan[k] for k in ROW_SETTINGS} | settings))
 
 
 def setting_errors(framework, **settings) -> dict:

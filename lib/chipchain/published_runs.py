@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _check, _data, hardware, models
+from . import _check, _data, frameworks, hardware, models
 
 __all__ = ["Run", "RUNS", "runs", "get", "names"]
 
@@ -44,7 +44,8 @@ class Run(_data.Record):
     step_seconds: object        #: s per iteration as published, or None
     plan: dict                  #: tp, cp, pp, dp, ep, zero, batch, seq, microbatch, virtual_stages, recompute,
     #: sequence_parallel, cp_variant, framework, schedule, fp8_scaling (how an FP8 recipe scales its tensors:
-    #: "tensorwise" or torchao's "rowwise"), None where the source does not state it
+    #: "tensorwise" or torchao's "rowwise"), ep_dispatch (how its all-to-all reaches experts on other nodes, as its
+    #: recipe sets the dispatcher: "per-expert" or "per-node"), None where the source does not state it
     location: str
     tier: str
     caveat: str
@@ -92,8 +93,11 @@ def _row(row: dict) -> Run:
     plan["ep_overlap"] = {"true": True, "false": False, "": None}[ov]
     plan["recompute_modules"] = tuple(x.strip() for x in (row.get("recompute_modules") or "").split(";") if x.strip())
     plan["sequence_parallel"] = row["sequence_parallel"] == "true"
-    for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B"), ("fp8_scaling", None)):
+    for k, default in (("cp_variant", "all-gather"), ("framework", None), ("schedule", "1F1B"), ("fp8_scaling", None),
+                       ("ep_dispatch", None)):
         plan[k] = (row.get(k) or "").strip() or default
+    if plan["ep_dispatch"] is not None:
+        _check.choice(f"ep_dispatch of {row['id']}", plan["ep_dispatch"], frameworks.EP_DISPATCH)
     return Run(row["id"], row["run"], row["family"], row["kind"], _model(row["model"]), f(row, "params"),
                f(row, "active_params"), f(row, "tokens"), hardware.get(row["accelerator"]), row.get("system") or "",
                row["dtype"],

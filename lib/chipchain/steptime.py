@@ -169,13 +169,13 @@ def exposed_floor(plan, model, cluster, *, recipe="mixed-adam", framework="megat
     """
     m, c = _resolve(plan, model, cluster)
     fw = frameworks.get(framework)
-    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
+    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links, fw.ep_dispatch)
     return sum(_exposed(plan, c, fw, rows, None, None).values())
 
 
 def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="mixed-adam",
               framework="megatron-core", schedule="1F1B", expert_imbalance=1.0, reserve=0.0,
-              ep_overlap=None, expert_efficiency=None) -> StepTime:
+              ep_overlap=None, expert_efficiency=None, ep_dispatch=None) -> StepTime:
     """Seconds per training step of ``plan`` (a :class:`chipchain.parallel.Plan`) for ``model`` on ``cluster`` (a
     node or accelerator name or a :class:`~chipchain.systems.Cluster` of the plan's GPU count), the module's model.
 
@@ -186,17 +186,23 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
     mean (1 = balanced); ``reserve`` bytes of memory kept back when judging ``fits``; ``ep_overlap`` True or False
     overrides the framework's expert all-to-all overlap (a recipe flag such as Megatron's
     --overlap-moe-expert-parallel-comm); ``expert_efficiency`` the η of a mixture of experts' routed-expert GEMMs,
-    which are narrower than the dense ones (default ``efficiency``).
+    which are narrower than the dense ones (default ``efficiency``); ``ep_dispatch`` "per-expert" or "per-node"
+    overrides the framework's way of sending tokens to experts on other nodes (:data:`chipchain.frameworks.EP_DISPATCH`:
+    Megatron-Core's all-to-all dispatcher, or DeepEP and HybridEP behind its "flex" dispatcher).
 
-    DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3):
+    DeepSeek-V3's published plan, recomputing its RMSNorms and MLA up-projections (DeepSeek-AI 2024, §3.2.3). A
+    token crosses InfiniBand once per node it is routed to (at most 4), and DualPipe hides the all-to-all behind
+    the computation, "fully" as §3.2.1 says; sent once per expert, twice the bytes would not fit under it:
 
     >>> from chipchain import parallel
     >>> p = parallel.Plan(tp=1, pp=16, dp=128, ep=64, zero=1, microbatches=120, microbatch=1, recompute="selective",
     ...                   recompute_modules=("layernorm", "mla_up_proj"))
-    >>> s = step_time(p, "DeepSeek-V3", "H800", efficiency=0.5, dtype="fp8", framework="dualpipe",
-    ...               schedule="DualPipe")
-    >>> sorted(s.exposed), round(s.exposed["EP"], 1), s.fits
-    (['DP', 'EP', 'PP'], 7.1, True)
+    >>> kw = dict(efficiency=0.5, dtype="fp8", framework="dualpipe", schedule="DualPipe")
+    >>> s = step_time(p, "DeepSeek-V3", "H800", **kw)
+    >>> sorted(s.exposed), round(sum(r.seconds for r in s.comm if r.kind.startswith("EP")), 1), s.exposed["EP"], s.fits
+    (['DP', 'EP', 'PP'], 8.0, 0.0, True)
+    >>> round(step_time(p, "DeepSeek-V3", "H800", ep_dispatch="per-expert", **kw).exposed["EP"], 1)
+    7.1
     """
     m, c = _resolve(plan, model, cluster)
     eta = _check.fraction("efficiency", efficiency)
@@ -246,7 +252,9 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
         bubble = parallel.bubble_fraction(plan.pp, plan.microbatches, v) * work
 
     # traffic, and what the framework hides behind the computation beside it
-    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links)
+    dispatch = fw.ep_dispatch if ep_dispatch is None else _check.choice("ep_dispatch", ep_dispatch,
+                                                                      frameworks.EP_DISPATCH)
+    rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links, dispatch)
     attn_time = tokens_gpu * share[busiest] * 3 * attn / slow
     last_backward = work * 2 / 3 / plan.microbatches
     window = {"TP": work, "CP": attn_time, "PP": work, "EP": work,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _check, comms, frameworks, memory, models
+from . import _check, comms, expert_routing, frameworks, memory, models
 from .parallel import Plan, _node, placement, stage_layers
 
 __all__ = ["CommRow", "communication", "zero_traffic_factor"]
@@ -32,7 +32,7 @@ class CommRow:
 
 
 def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order="tp-cp-dp-pp",
-                  dp_links="node") -> tuple:
+                  dp_links="node", ep_dispatch="per-expert") -> tuple:
     """Traffic of one training step per GPU, by kind, with times from :mod:`chipchain.comms` over the link the
     placement on ``cluster`` in rank ``order`` dictates (its intra-node link inside a node, its inter-node link across nodes;
     per-direction bandwidth). b = micro-batch, s = sequence, h = hidden; with context parallelism each rank holds
@@ -50,6 +50,10 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
     * **EP** (mixture-of-experts models): 4 all-to-alls per MoE layer per micro-batch (dispatch and combine, forward
       and backward; 6 with full recomputation), each of b·(s/cp)·h·k 16-bit elements for k experts per token —
       b·(s/(cp·t))·h·k with sequence parallelism, where each of the t TP ranks routes its own share of the tokens.
+      A group that spans N nodes sends its in-node share over NVLink while the rest crosses the scale-out link:
+      ``ep_dispatch`` "per-expert" one copy per expert on another node, k·(N − 1)/N of them; "per-node" one copy per
+      other node its experts sit on, forwarded inside that node (DeepSeek's kernels, DeepEP, HybridEP; at most the
+      model's ``route_nodes``): :func:`chipchain.expert_routing.remote_copies`.
     * **DP**: the gradients of the GPU's parameters — Ψ/(t·p) shared, plus its experts' share — (``recipe``'s
       gradient bytes each), over the dp × cp ranks that hold the same weights (experts over dp·cp/ep): a ring
       all-reduce (2Ψ bytes per GPU in the limit); ZeRO-1/2 a reduce-scatter plus an all-gather (the same); ZeRO-3
@@ -71,6 +75,7 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
     layers = min(per_gpu, m.layers)
     moe = min(layers, math.ceil(m.moe_layers / plan.pp)) if m.is_moe else 0
     extra = 2 if plan.recompute == "full" else 0
+    per_node = _check.choice("ep_dispatch", ep_dispatch, frameworks.EP_DISPATCH) == "per-node"
     rows = []
     if plan.tp > 1:
         count = (4 + extra) * layers * plan.microbatches
@@ -104,7 +109,12 @@ def communication(plan: Plan, model, cluster="A100", recipe="mixed-adam", order=
         local = min(g // where.ep.stride or 1, e) if where.ep.scope == "inter-node" else e   # peers in the node
         t1 = comms.alltoall_time(msg * local / e, local, _node(cluster).intra.bandwidth_per_direction)
         if local < e:                            # the off-node share crosses the scale-out link at the same time
-            t1 = max(t1, (e - local) / e * msg / ln.bandwidth_per_direction + (e - local) * ln.latency)
+            nodes, k = e // local, m.experts_active
+            if per_node:                         # one copy per other node, one message to each
+                off = expert_routing.remote_copies(m.experts, k, nodes, node_limit=m.route_nodes) / k
+                t1 = max(t1, off * msg / ln.bandwidth_per_direction + (nodes - 1) * ln.latency)
+            else:                                # one copy per expert, a message to every peer off the node
+                t1 = max(t1, (e - local) / e * msg / ln.bandwidth_per_direction + (e - local) * ln.latency)
         rows.append(CommRow("EP all-to-all", "every MoE layer, forward and backward", ln.name, count, msg,
                             count * (e - 1) / e * msg, count * t1))
     d = plan.dp * plan.cp

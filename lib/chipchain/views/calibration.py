@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 
-from .. import calibration, hardware, plotting, predictor, published_runs, tables, units, widgets
+from .. import _check, calibration, hardware, plotting, predictor, published_runs, tables, units, widgets
 from . import _layout
 from .walkthrough import plan_text
 from ._figure import Figure, key
 from .._i18n import gettext as _
 
 __all__ = ["runs_table", "mfu_table", "step_table", "error_table", "conflicts", "conflicts_table",
-           "implied_attention_efficiency", "calibration_figure", "generation_figure", "step_explorer", "BANDS"]
+           "implied_attention_efficiency", "dispatch_errors", "calibration_figure", "generation_figure", "step_explorer", "BANDS"]
 
 #: the error bands drawn around the identity line (relative errors)
 BANDS = (0.15, 0.30)
@@ -90,7 +90,7 @@ def error_table(fixed_mfu=0.5):
 
     >>> t = error_table()
     >>> t.loc["all step configurations", "median |error|"]
-    '13.4 %'
+    '13.6 %'
     """
     import pandas as pd
 
@@ -119,7 +119,7 @@ def implied_attention_efficiency(e) -> float | None:
 
     >>> e = next(e for e in predictor.step_errors() if e.name == "tt-t2-llama3-8b-8-cp8-256k")
     >>> round(implied_attention_efficiency(e), 2), round(e.prediction.efficiency, 2)  # 256K tokens on 8 H100s
-    (0.16, 0.29)
+    (0.16, 0.28)
     """
     if not isinstance(e, predictor.StepError):
         raise ValueError(f"e must be a chipchain.predictor.StepError (from predictor.step_errors()), got {e!r}")
@@ -128,6 +128,25 @@ def implied_attention_efficiency(e) -> float | None:
         raise ValueError(f"e: {e.name} spends no time in attention, so it implies no attention efficiency")
     left = e.measured - (s.seconds - s.attention)
     return None if left <= 0 else s.efficiency * s.attention / left
+
+
+def dispatch_errors(min_gap=0.05) -> dict:
+    """{row: (in-sample error as recorded, the same with one copy per expert)} for the rows whose recipe dispatches a
+    token once per node (DeepEP, HybridEP: ``ep_dispatch`` "per-node") where that changes the prediction by more
+    than ``min_gap`` — the rows whose expert all-to-all crosses nodes without being hidden.
+
+    >>> sorted(dispatch_errors())[:1]
+    ['mb2604-qwen3-30b-a3b-h100-16-fp8']
+    """
+    gap = _check.fraction("min_gap", min_gap)
+    out = {}
+    for e in predictor.step_errors("none"):
+        if published_runs.get(e.name).plan["ep_dispatch"] != "per-node":
+            continue
+        each = predictor.row_prediction(e.name, ep_dispatch="per-expert")
+        if abs(each.seconds / e.predicted - 1) > gap:
+            out[e.name] = (e.error, each.seconds / e.measured - 1)
+    return out
 
 
 def conflicts() -> tuple:
