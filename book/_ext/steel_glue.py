@@ -12,8 +12,6 @@ inline ``cc-nobr`` (``white-space: nowrap`` in site.css and the EPUB's styleshee
 """
 from __future__ import annotations
 
-import re
-
 from docutils import nodes
 
 from chipchain.units import PERCENT as _PERCENT, space_percent  # the book's rules for "50 %" (tables and reader copies too)

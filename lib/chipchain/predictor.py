@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from . import _check, activations, frameworks, hardware, models, parallel, published_runs, steptime, systems, units
 
-__all__ = ["half_width", "FINE_GRAINED", "KINDS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
+__all__ = ["half_width", "FINE_GRAINED", "KINDS", "ROW_SETTINGS", "model_kind", "generation", "dense_width", "expert_width", "matmul_efficiency", "predict_plan",
            "predict_step", "setting_errors", "StepError", "step_errors", "family_summary", "interval", "row_prediction", "outside_rows", "twins"]
 
 
@@ -330,7 +330,8 @@ def row_prediction(name, exclude_families=(), framework=None, **settings) -> ste
     ``framework`` (:func:`setting_errors`) or :data:`ROW_SETTINGS` (``ep_dispatch="per-expert"``) ask a what-if."""
     r = published_runs.get(name)
     if not r.fully_specified or set(settings) - set(ROW_SETTINGS):
-        raise ValueError(f"{r.name}: not a fully specified step row (kind {r.kind!r}), or settings beyond {ROW_SETTINGS}")
+        raise ValueError(f"settings {sorted(set(settings) - set(ROW_SETTINGS))} are beyond {ROW_SETTINGS}" if r.fully_specified
+                         else f"{r.name} is not a fully specified step row (kind {r.kind!r})")
     fw = r.plan["framework"] if framework is None else frameworks.get(framework)
     return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype, framework=fw, schedule=r.plan["schedule"],
                         check_memory=False, exclude_families=exclude_families, **({k: r.plan[k] for k in ROW_SETTINGS} | settings))
@@ -406,9 +407,8 @@ def interval(seconds, coverage=0.8) -> tuple:
     k = len(errs) - 1
 
     def quantile(x):
-        i = x * k
-        j = int(math.floor(i))
-        return errs[j] + (errs[min(j + 1, k)] - errs[j]) * (i - j)
+        j = int(math.floor(x * k))
+        return errs[j] + (errs[min(j + 1, k)] - errs[j]) * (x * k - j)
     return t / (1 + quantile(1 - (1 - q) / 2)), t / (1 + quantile((1 - q) / 2))
 
 

@@ -252,8 +252,7 @@ def step_time(plan, model, cluster="A100", *, efficiency, dtype="bf16", recipe="
         bubble = parallel.bubble_fraction(plan.pp, plan.microbatches, v) * work
 
     # traffic, and what the framework hides behind the computation beside it
-    dispatch = fw.ep_dispatch if ep_dispatch is None else _check.choice("ep_dispatch", ep_dispatch,
-                                                                      frameworks.EP_DISPATCH)
+    dispatch = fw.ep_dispatch if ep_dispatch is None else ep_dispatch     # checked by traffic.communication
     rows = traffic.communication(plan, m, c, recipe, fw.rank_order, fw.dp_links, dispatch)
     attn_time = tokens_gpu * share[busiest] * 3 * attn / slow
     last_backward = work * 2 / 3 / plan.microbatches

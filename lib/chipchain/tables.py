@@ -231,8 +231,8 @@ class Table:
     @property
     def html(self) -> str:
         """The table as an HTML fragment (without its ``<style>``: the site's CSS and the explorable carry it)."""
-        def e(text, quote=True):                # escaped, each "number %" kept on one line (units.PERCENT)
-            return units.keep_percent_whole(_html.escape(text, quote))
+        def e(text):                            # escaped, each "number %" kept on one line (units.PERCENT)
+            return units.keep_percent_whole(_html.escape(text))
         label = f' aria-label="{_html.escape(self.caption)}"' if self.caption else ""
         out = [f'<div class="cc-table-wrap" role="region" tabindex="0"{label}><table class="cc-table">']
         if self.caption:

@@ -21,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from .conftest import ROOT, SCREENSHOTS, SITE, editions
-from .test_site import DESKTOP, PHONE
+from .test_site import DESKTOP, NOBR, PHONE
 
 pytestmark = pytest.mark.skipif("zh-CN" not in editions(), reason="the zh-CN edition is not built (make book)")
 
@@ -103,7 +103,7 @@ def test_every_page_links_to_the_same_page_in_the_other_edition(edition):
 
 def _glued(html: str) -> Counter:
     article = html[html.find('<article class="bd-article">'):html.find("</article>")]
-    article = re.sub(r'<span class="cc-nobr">([^<]*)</span>', r"\1", article)   # "28 %" kept whole (steel_glue)
+    article = NOBR.sub(r"\1", article)                      # "28 %" kept whole (steel_glue): read its text
     return Counter(unescape(v) for v in re.findall(r'class="pasted-text">([^<]*)<', article))
 
 
