@@ -159,3 +159,41 @@ def test_calibration_does_not_re_export_the_registry():
     for name in ("get", "runs", "names", "Run"):
         assert name not in cal.__all__
     assert not any(hasattr(cal, n) for n in ("get", "runs", "names"))
+
+
+def test_a_whole_run_bottom_up_is_chapter_13s_run_of_its_stated_plan():
+    """One home for a run's length: calibration.bottom_up_hours and chapter 13's step ③ (Walkthrough.step3_run)
+    price the same plan the same way — the predicted step × the steps the tokens take, over chapter 7's goodput."""
+    from chipchain import compute, predictor, walkthrough
+    rows = {x.name: x for x in cal.bottom_up_hours()}
+    assert rows, "no whole run states its plan"
+    for name, b in rows.items():
+        r = published_runs.get(name)
+        w = walkthrough.Walkthrough(r.model, r.accelerator, r.n_gpus, plan=predictor._plan_of(name), tokens=r.tokens,
+                                    batch=r.plan["batch"], framework=r.plan["framework"], dtype=r.dtype)
+        run = w.step3_run()
+        assert b.step_seconds == pytest.approx(run.step_seconds, rel=1e-12)
+        assert b.goodput == pytest.approx(w.step6_failures().goodput, rel=1e-12)
+        assert b.predicted == pytest.approx(compute.gpu_hours_from_seconds(run.wall_seconds, r.n_gpus), rel=1e-12)
+
+
+def test_every_stated_whole_run_plan_fills_its_cluster_and_batch():
+    """A stated plan must be the run's: TP × PP × DP is its GPU count, and the global batch splits into whole
+    micro-batches on every data-parallel rank (BLOOM: 4 × 12 × 8 = 384 A100s, 2,048 sequences of 2 a micro-batch)."""
+    stated = [r for r in published_runs.runs() if r.plan_stated]
+    assert {"bloom-176b", "starcoderbase-15b"} <= {r.name for r in stated}
+    for r in stated:
+        p = r.plan
+        assert p["tp"] * p["pp"] * p["dp"] * (p["cp"] or 1) == r.n_gpus, r.name
+        assert p["batch"] % (p["dp"] * p["microbatch"]) == 0, r.name
+
+
+def test_bloom_bottom_up_meets_its_billed_hours_and_starcoder_falls_short():
+    """BLOOM's 1,082,990 A100-hours (Luccioni et al. 2023) were mostly training: its stated plan at the step model's
+    efficiency lands within 10 % (the leave-one-family-out spread of a Megatron-DeepSpeed step). StarCoderBase's
+    320,256 hours hold more than failures, which is all chapter 7's goodput pays for: bottom-up comes out short."""
+    rows = {x.name: x for x in cal.bottom_up_hours()}
+    assert abs(rows["bloom-176b"].error) < 0.10
+    assert rows["starcoderbase-15b"].predicted < rows["starcoderbase-15b"].reported
+    for x in rows.values():
+        assert 0.9 < x.goodput < 1.0 and x.steps > 1e4

@@ -255,3 +255,17 @@ def test_reshard_sources_brute_force():
 def test_async_bad_input(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_a_runs_failures_have_one_home_and_name_bad_input():
+    """checkpoint.run_failures is chapter 7's model of a run (the capstone's step ⑥ reads it): more GPUs fail more
+    often, so the goodput falls with the cluster's size; bad input is named."""
+    small, large = ck.run_failures(175e9, 1024), ck.run_failures(175e9, 16384)
+    assert large.mtbf == pytest.approx(small.mtbf / 16)
+    assert large.goodput < small.goodput < 1
+    assert small.checkpoint_bytes == 175e9 * 14
+    for kw, name in ((dict(params=-1.0, n_gpus=8), "params"), (dict(params=1e9, n_gpus=0), "n_gpus"),
+                     (dict(params=1e9, n_gpus=8, restart_seconds=-1), "restart_seconds"),
+                     (dict(params=1e9, n_gpus=8, write_bandwidth=0), "bandwidth")):
+        with pytest.raises(ValueError, match=name):
+            ck.run_failures(**kw)

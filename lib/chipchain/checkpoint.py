@@ -15,10 +15,11 @@ all in seconds. The interval and goodput equations are element-wise over NumPy a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ._lazy import np
 
-from . import _check, memory
+from . import _check, assumptions, memory, reliability
 from .units import DAY
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "time_lost_per_failure", "lost_seconds_per_week",
     "restart_bytes_per_param", "checkpoint_bytes", "write_seconds", "required_write_bandwidth",
     "blocking_copy_seconds", "async_interval", "async_goodput", "load_bytes_per_rank", "reshard_sources",
+    "RunFailures", "run_failures",
 ]
 
 
@@ -283,3 +285,42 @@ def reshard_sources(saved_shards, new_shards) -> int:
     j = np.arange(n, dtype=np.int64)
     counts = -((-(j + 1) * m) // n) - (j * m) // n
     return int(counts.max())
+
+
+# --- a whole run's failures ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunFailures:
+    """What failures cost a run (:func:`run_failures`): rates per second, sizes in bytes, times in seconds."""
+
+    rate: float                 #: interruptions per GPU-second
+    mtbf: float                 #: s, the cluster's mean time between interruptions
+    checkpoint_bytes: float     #: the restart state
+    write_seconds: float        #: C, one blocking write
+    restart_seconds: float      #: R
+    interval: float             #: Daly's τ
+    goodput: float              #: kept progress per wall-clock second at τ
+
+
+def run_failures(params, n_gpus, recipe="mixed-adam", write_bandwidth=None, restart_seconds=None,
+                 per_gpu_rate=None) -> RunFailures:
+    """Chapter 7's failure model of a run of a ``params``-parameter model on ``n_gpus`` GPUs: M = 1 / (n · λ), the
+    restart state :func:`checkpoint_bytes` (:func:`restart_bytes_per_param` of ``recipe``) written in C = S / B,
+    Daly's τ, and the goodput G of :func:`goodput` at τ. λ defaults to Llama 3's unexpected interruptions per GPU
+    (:func:`chipchain.reliability.llama3_per_gpu_rate`); B and R to the assumptions ``checkpoint_write_bandwidth``
+    and ``restart_seconds`` (``data/assumptions.csv``). G does not depend on the run's length.
+
+    >>> f = run_failures(175e9, 1024)
+    >>> round(f.mtbf / 3600, 1), round(f.write_seconds), round(f.interval / 60), round(f.goodput, 3)
+    (49.5, 49, 69, 0.973)
+    """
+    rate = reliability.llama3_per_gpu_rate() if per_gpu_rate is None else _check.positive("per_gpu_rate",
+                                                                                           per_gpu_rate)
+    m = reliability.cluster_mtbf(rate, _check.integer("n_gpus", n_gpus))
+    size = checkpoint_bytes(params, restart_bytes_per_param(recipe))
+    bw = assumptions.value("checkpoint_write_bandwidth") if write_bandwidth is None else write_bandwidth
+    c = write_seconds(size, bw)
+    r = _check.nonnegative("restart_seconds", assumptions.value("restart_seconds") if restart_seconds is None
+                           else restart_seconds)
+    tau = daly_interval(c, m)
+    return RunFailures(rate, m, size, c, r, tau, goodput(tau, c, r, m))

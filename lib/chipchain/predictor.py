@@ -326,12 +326,12 @@ def predict_step(model, accelerator, n_gpus, *, tp, pp, batch, cp=1, cp_variant=
 
 
 def row_prediction(name, exclude_families=(), framework=None, **settings) -> steptime.StepTime:
-    """One published step row predicted by the fit without ``exclude_families`` (its own family, for scoring); a
-    ``framework`` (:func:`setting_errors`) or :data:`ROW_SETTINGS` (``ep_dispatch="per-expert"``) ask a what-if."""
+    """One published step row, or a whole run's stated plan, predicted by the fit without ``exclude_families`` (its own
+    family, for scoring); a ``framework`` (:func:`setting_errors`) or :data:`ROW_SETTINGS` ask a what-if."""
     r = published_runs.get(name)
-    if not r.fully_specified or set(settings) - set(ROW_SETTINGS):
-        raise ValueError(f"settings {sorted(set(settings) - set(ROW_SETTINGS))} are beyond {ROW_SETTINGS}" if r.fully_specified
-                         else f"{r.name} is not a fully specified step row (kind {r.kind!r})")
+    if not (ok := r.fully_specified or r.plan_stated) or set(settings) - set(ROW_SETTINGS):
+        raise ValueError(f"settings {sorted(set(settings) - set(ROW_SETTINGS))} are beyond {ROW_SETTINGS}" if ok else
+                         f"{r.name} is neither a fully specified step row nor a run with its plan (kind {r.kind!r})")
     fw = r.plan["framework"] if framework is None else frameworks.get(framework)
     return predict_plan(_plan_of(r.name), _model(r), _cluster(r), dtype=r.dtype, framework=fw, schedule=r.plan["schedule"],
                         check_memory=False, exclude_families=exclude_families, **({k: r.plan[k] for k in ROW_SETTINGS} | settings))

@@ -59,6 +59,13 @@ class Run(_data.Record):
         """A step row with a measured time and every input :func:`chipchain.calibration.predict_step` needs."""
         return self.kind == "step" and self.step_seconds is not None and self.model is not None
 
+    @property
+    def plan_stated(self) -> bool:
+        """A whole run whose source states its shape and plan: model, TP, PP, DP, batch, sequence length,
+        micro-batch and framework (what the step model needs; recomputation, when unstated, is the least that fits)."""
+        return self.kind == "run" and self.model is not None and all(
+            self.plan[k] is not None for k in ("tp", "pp", "dp", "batch", "seq", "microbatch", "framework"))
+
 
 def _value(text: str):
     """A shape cell's value: ``true``/``false`` (a flag such as ``tied_embeddings``), a whole number, or a word (the

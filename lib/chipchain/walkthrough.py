@@ -591,16 +591,12 @@ class Walkthrough:
 
     # --- ⑥ failures over the run (chipchain.reliability; chapter 7) -----------------------------------------
     def _failure_terms(self, write_bandwidth=None, restart_seconds=None, per_gpu_rate=None) -> tuple:
-        """(rate, MTBF, checkpoint bytes, write s, restart s, Daly interval, goodput) — goodput does not depend on
-        the run's length, so step ③'s wall clock and step ⑥ share it."""
-        rate = reliability.llama3_per_gpu_rate() if per_gpu_rate is None else _check.positive("per_gpu_rate",
-                                                                                               per_gpu_rate)
-        m = reliability.cluster_mtbf(rate, self.n_gpus)
-        size = checkpoint.checkpoint_bytes(self.params, checkpoint.restart_bytes_per_param(self.recipe))
-        c = checkpoint.write_seconds(size, _assumed("checkpoint_write_bandwidth", write_bandwidth))
-        r = _check.nonnegative("restart_seconds", _assumed("restart_seconds", restart_seconds))
-        tau = checkpoint.daly_interval(c, m)
-        return rate, m, size, c, r, tau, checkpoint.goodput(tau, c, r, m)
+        """(rate, MTBF, checkpoint bytes, write s, restart s, Daly interval, goodput) of
+        :func:`chipchain.checkpoint.run_failures` — goodput does not depend on the run's length, so step ③'s wall
+        clock and step ⑥ share it."""
+        f = checkpoint.run_failures(self.params, self.n_gpus, self.recipe, write_bandwidth, restart_seconds,
+                                    per_gpu_rate)
+        return f.rate, f.mtbf, f.checkpoint_bytes, f.write_seconds, f.restart_seconds, f.interval, f.goodput
 
     def _goodput(self, _seconds=None) -> float:
         return self._failure_terms()[-1]
